@@ -1,0 +1,114 @@
+/* Actors (see actor.h): init, spawn, send, and one turn of a behaviour.
+ * Senders: any thread. A turn: the worker or pinned thread running it. */
+#include "actors/actor.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "actors/pinned.h"
+#include "actors/runtime_internal.h"
+#include "actors/scheduler.h"
+
+static _Thread_local act_actor_t *tls_self;
+
+static void actor_setup(act_actor_t *a, act_runtime_t *rt,
+                        act_behaviour_fn *fn, void *state, uint32_t flags) {
+  act_mailbox_init(&a->mailbox);
+  atomic_init(&a->link.next, NULL);
+  a->rt = rt;
+  a->fn = fn;
+  a->state = state;
+  a->pin = NULL;
+  a->flags = flags;
+}
+
+void act_actor_init(act_actor_t *a, act_runtime_t *rt, act_behaviour_fn *fn,
+                    void *state) {
+  actor_setup(a, rt, fn, state, 0);
+  act_runtime_actor_born(rt);
+}
+
+act_actor_t *act_spawn(act_runtime_t *rt, act_behaviour_fn *fn, void *state) {
+  act_actor_t *a = malloc(sizeof *a);
+  if (a == NULL) ACT_FATAL("out of memory spawning an actor");
+  actor_setup(a, rt, fn, state, ACT_ACTOR_HEAP);
+  act_runtime_actor_born(rt);
+  return a;
+}
+
+int act_actor_init_pinned(act_actor_t *a, act_runtime_t *rt,
+                          act_behaviour_fn *fn, void *state,
+                          const char *thread_name) {
+  actor_setup(a, rt, fn, state, 0);
+  act_runtime_actor_born(rt);
+  int err = act_pinned_start(rt, a, thread_name);
+  if (err != 0) act_runtime_actor_died(rt);
+  return err;
+}
+
+void *act_actor_state(const act_actor_t *a) { return a->state; }
+
+act_runtime_t *act_actor_runtime(const act_actor_t *a) { return a->rt; }
+
+act_actor_t *act_self(void) { return tls_self; }
+
+/* Only the sender whose push found the actor idle gets here, so the actor
+ * cannot run (nor be freed) before we hand it over: reading it is safe. */
+static void schedule(act_actor_t *a) {
+  if (a->pin != NULL)
+    act_pinned_wake(a->pin);
+  else
+    act_sched_submit(&a->rt->sched, a);
+}
+
+void act_send(act_actor_t *to, act_msg_t *msg) {
+  msg->flags &= ~ACT_MSG_STOP;
+  if (act_mailbox_push(&to->mailbox, msg)) schedule(to);
+}
+
+void act_send_stop(act_actor_t *to, act_msg_t *msg) {
+  msg->flags |= ACT_MSG_STOP;
+  if (act_mailbox_push(&to->mailbox, msg)) schedule(to);
+}
+
+/* The final message: everything needed afterwards is read first, because
+ * the behaviour may free the actor (embedded) and nothing may touch it
+ * after the behaviour returns except our free of a heap actor. */
+static act_turn_t deliver_stop(act_actor_t *a, act_msg_t *m) {
+  act_runtime_t *rt = a->rt;
+  bool heap = (a->flags & ACT_ACTOR_HEAP) != 0;
+  bool pinned = a->pin != NULL;
+  assert(act_mailbox_is_drained(&a->mailbox) &&
+         "a message was sent after the stop message");
+  a->fn(a, m);
+  tls_self = NULL;
+  if (heap) free(a);
+  /* A pinned thread reports its death itself, after marking itself
+   * exited, so that quiesce-then-reap joins it. */
+  if (!pinned) act_runtime_actor_died(rt);
+  return ACT_TURN_STOPPED;
+}
+
+act_turn_t act_actor_turn(act_actor_t *a, unsigned batch) {
+  act_mailbox_t *mb = &a->mailbox;
+  /* Messages that arrive during this turn (an actor sending to itself, a
+   * fast producer) wait for the next turn, so one actor cannot hold the
+   * worker for longer than the backlog it started with (and `batch`). */
+  const act_msg_t *newest = act_mailbox_newest(mb);
+  act_behaviour_fn *fn = a->fn;
+  unsigned handled = 0;
+  tls_self = a;
+  while (handled < batch) {
+    act_msg_t *m = act_mailbox_pop(mb);
+    if (m == NULL) break;
+    handled++;
+    if (ACT_UNLIKELY((m->flags & ACT_MSG_STOP) != 0)) return deliver_stop(a, m);
+    bool last = (m == newest); /* compare before fn may free m */
+    fn(a, m);
+    if (last) break;
+  }
+  tls_self = NULL;
+  if (act_mailbox_try_unschedule(mb)) return ACT_TURN_IDLE;
+  return handled == 0 ? ACT_TURN_WAIT : ACT_TURN_MORE;
+}

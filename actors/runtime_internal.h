@@ -1,0 +1,49 @@
+/* The runtime's internal wiring: the runtime struct and the calls between
+ * its files (scheduler, actors, pinned threads, timers). Not for users. */
+#ifndef NEREID_ACTORS_RUNTIME_INTERNAL_H
+#define NEREID_ACTORS_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "actors/actor.h"
+#include "actors/base.h"
+#include "actors/pinned.h"
+#include "actors/scheduler.h"
+
+struct act_timers;
+
+struct act_runtime {
+  act_sched_t sched;          /* workers, run queues, inject queue */
+  act_pinset_t pinned;        /* pinned threads */
+  struct act_timers *timers;  /* timer thread */
+  unsigned batch;
+  /* Actors initialised and not yet past their stop message. */
+  _Alignas(ACT_CACHE_LINE) atomic_size_t alive;
+  pthread_mutex_t quiesce_mu; /* with quiesce_cv: wakes act_runtime_quiesce */
+  pthread_cond_t quiesce_cv;
+};
+
+/* An actor became alive / finished its stop message. Any thread. */
+void act_runtime_actor_born(act_runtime_t *rt);
+void act_runtime_actor_died(act_runtime_t *rt);
+
+/* Result of one turn of an actor. */
+typedef enum {
+  ACT_TURN_IDLE,    /* mailbox empty: unscheduled, do not touch the actor */
+  ACT_TURN_MORE,    /* still scheduled: run it again later */
+  ACT_TURN_WAIT,    /* still scheduled, but handled nothing: the next
+                       message's sender is between its two steps */
+  ACT_TURN_STOPPED, /* handled its stop message: gone */
+} act_turn_t;
+
+/* Runs up to `batch` messages of a scheduled actor (stopping after the
+ * newest message seen at the start). The scheduled actor's runner only. */
+act_turn_t act_actor_turn(act_actor_t *a, unsigned batch);
+
+/* Timer thread (timer.c). start: NULL on failure. stop: joins it. */
+struct act_timers *act_timers_start(act_runtime_t *rt);
+void act_timers_stop(struct act_timers *tm);
+
+#endif

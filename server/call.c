@@ -1,0 +1,253 @@
+/* Unary call actor (see call.h). Its behaviour runs on actor workers; the
+ * completion-queue threads only deliver its two tags. Life: requested ->
+ * NEW (request a replacement, run the handler) -> one batch that sends
+ * everything and waits for close -> DONE -> stop message -> freed. */
+#include "server/call.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/slice.h>
+#include <grpc/support/alloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/handoff.h"
+#include "upb/decode.h"
+#include "upb/msg_internal.h"
+#include "server/log.h"
+#include "server/tag.h"
+
+enum { CALL_NEW = 1, CALL_DONE, CALL_STOP };
+
+struct srv_call {
+  act_actor_t actor;
+  srv_frontend_t *fe;
+  size_t rpc; /* index in srv_rpcs; srv_rpc_count: unregistered method */
+  unsigned cq;
+  grpc_call *call;
+  gpr_timespec deadline;
+  grpc_metadata_array request_md;
+  grpc_call_details details; /* unregistered methods only */
+  grpc_byte_buffer *request;
+  grpc_slice request_flat; /* request bytes when they were not one slice */
+  grpc_byte_buffer *reply;
+  grpc_slice status_details;
+  int cancelled;
+  bool ended; /* reply or fail was called */
+  bool done;  /* the reply batch completed */
+  unsigned holds;
+  srv_call_msg_fn *on_msg;
+  void *on_msg_ctx;
+  upb_Arena *arena;
+  srv_tag_t tag_new;
+  srv_tag_t tag_done;
+  act_msg_t stop;
+};
+
+static void call_behaviour(act_actor_t *self, act_msg_t *msg);
+
+static bool rpc_reads_payload(size_t rpc) {
+  return rpc < srv_rpc_count && srv_rpcs[rpc].kind != SRV_RPC_BIDI_STREAM;
+}
+
+static void call_stop(srv_call_t *c) {
+  c->stop.kind = CALL_STOP;
+  act_send_stop(&c->actor, &c->stop);
+}
+
+void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
+  srv_call_t *c = calloc(1, sizeof *c);
+  if (c == NULL) SRV_FATAL("out of memory");
+  srv_server_t *srv = srv_frontend_server(fe);
+  act_actor_init(&c->actor, srv->runtime, call_behaviour, c);
+  c->fe = fe;
+  c->rpc = rpc;
+  c->cq = cq;
+  c->request_flat = grpc_empty_slice();
+  c->status_details = grpc_empty_slice();
+  grpc_metadata_array_init(&c->request_md);
+  grpc_call_details_init(&c->details);
+  srv_tag_init(&c->tag_new, &c->actor, CALL_NEW);
+  srv_tag_init(&c->tag_done, &c->actor, CALL_DONE);
+
+  grpc_completion_queue *q = srv_frontend_cq(fe, cq);
+  SRV_HANDOFF_TO_GRPC(&c->tag_new);
+  grpc_call_error err;
+  if (rpc == srv_rpc_count) {
+    err = grpc_server_request_call(srv_frontend_grpc(fe), &c->call, &c->details,
+                                   &c->request_md, q, q, &c->tag_new);
+  } else {
+    err = grpc_server_request_registered_call(
+        srv_frontend_grpc(fe), srv_frontend_method(fe, rpc), &c->call, &c->deadline,
+        &c->request_md, rpc_reads_payload(rpc) ? &c->request : NULL, q, q, &c->tag_new);
+  }
+  if (err != GRPC_CALL_OK) {
+    SRV_ERROR("requesting a call failed (gRPC error %d)", (int)err);
+    call_stop(c);
+  }
+}
+
+upb_Arena *srv_call_arena(srv_call_t *call) { return call->arena; }
+
+act_actor_t *srv_call_actor(srv_call_t *call) { return &call->actor; }
+
+void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx) {
+  call->on_msg = fn;
+  call->on_msg_ctx = ctx;
+}
+
+void srv_call_hold(srv_call_t *call) { call->holds++; }
+
+void srv_call_unhold(srv_call_t *call) {
+  if (call->holds == 0) SRV_FATAL("call: unhold without hold");
+  if (--call->holds == 0 && call->done) call_stop(call);
+}
+
+upb_Message *srv_call_parse(srv_call_t *call, const upb_MiniTable *layout,
+                            const char *request, size_t len) {
+  upb_Message *msg = _upb_Message_New(layout, call->arena);
+  if (msg == NULL) SRV_FATAL("out of memory");
+  /* Aliasing: the request buffer lives as long as the call. */
+  upb_DecodeStatus st = upb_Decode(request, len, msg, layout, NULL,
+                                   kUpb_DecodeOption_AliasString, call->arena);
+  return st == kUpb_DecodeStatus_Ok ? msg : NULL;
+}
+
+srv_server_t *srv_call_server(const srv_call_t *call) {
+  return srv_frontend_server(call->fe);
+}
+
+static void call_end(srv_call_t *c, grpc_status_code code, const char *details) {
+  if (c->ended) SRV_FATAL("call ended twice");
+  c->ended = true;
+  c->status_details = grpc_slice_from_copied_string(details);
+
+  grpc_op ops[4];
+  size_t n = 0;
+  memset(ops, 0, sizeof ops);
+  ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  if (c->reply != NULL) {
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = c->reply;
+  }
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = code;
+  ops[n++].data.send_status_from_server.status_details = &c->status_details;
+  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  SRV_HANDOFF_TO_GRPC(&c->tag_done);
+  grpc_call_error err = grpc_call_start_batch(c->call, ops, n, &c->tag_done, NULL);
+  if (err != GRPC_CALL_OK) {
+    /* Nothing was started, so no DONE will come: finish here. */
+    SRV_ERROR("starting the reply batch failed (gRPC error %d)", (int)err);
+    call_stop(c);
+  }
+}
+
+void srv_call_reply(srv_call_t *call, const char *bytes, size_t len) {
+  grpc_slice slice = grpc_slice_from_copied_buffer(bytes, len);
+  call->reply = grpc_raw_byte_buffer_create(&slice, 1);
+  grpc_slice_unref(slice);
+  call_end(call, GRPC_STATUS_OK, "");
+}
+
+void srv_call_fail(srv_call_t *call, srv_status_t *st) {
+  const char *name = call->rpc < srv_rpc_count ? srv_rpcs[call->rpc].name : "?";
+  SRV_VERBOSE(1, "%s failed: %s: %s", name, srv_status_code_name(srv_status_code(st)),
+              srv_status_message(st));
+  call_end(call, srv_status_code(st), srv_status_message(st));
+  srv_status_free(st);
+}
+
+/* The request's bytes: the received slice itself when the message arrived
+ * uncompressed in one piece (the common case), else one flattened copy. */
+static void request_bytes(srv_call_t *c, const char **data, size_t *len) {
+  grpc_byte_buffer *bb = c->request;
+  if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+      bb->data.raw.slice_buffer.count == 1) {
+    grpc_slice s = bb->data.raw.slice_buffer.slices[0];
+    *data = (const char *)GRPC_SLICE_START_PTR(s);
+    *len = GRPC_SLICE_LENGTH(s);
+    return;
+  }
+  grpc_byte_buffer_reader reader;
+  if (!grpc_byte_buffer_reader_init(&reader, bb)) {
+    *data = NULL; /* undecodable compression */
+    *len = 0;
+    return;
+  }
+  c->request_flat = grpc_byte_buffer_reader_readall(&reader);
+  grpc_byte_buffer_reader_destroy(&reader);
+  *data = (const char *)GRPC_SLICE_START_PTR(c->request_flat);
+  *len = GRPC_SLICE_LENGTH(c->request_flat);
+}
+
+static void call_serve(srv_call_t *c) {
+  if (c->rpc == srv_rpc_count) {
+    char *method = grpc_slice_to_c_string(c->details.method);
+    srv_call_fail(
+        c, srv_status_new(GRPC_STATUS_UNIMPLEMENTED, "unknown method '%s'", method));
+    gpr_free(method);
+    return;
+  }
+  const srv_rpc_t *rpc = &srv_rpcs[c->rpc];
+  if (rpc->serve != SRV_SERVE_UNARY) {
+    srv_call_fail(c, srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                                    "%s is not implemented by Nereid yet", rpc->name));
+    return;
+  }
+  if (c->request == NULL) {
+    srv_call_fail(c, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                    "%s: the request message is missing", rpc->name));
+    return;
+  }
+  const char *data;
+  size_t len;
+  request_bytes(c, &data, &len);
+  if (data == NULL) {
+    srv_call_fail(c,
+                  srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                 "%s: the request could not be decompressed", rpc->name));
+    return;
+  }
+  rpc->unary(c, data, len);
+}
+
+static void call_release(srv_call_t *c) {
+  if (c->request != NULL) grpc_byte_buffer_destroy(c->request);
+  if (c->reply != NULL) grpc_byte_buffer_destroy(c->reply);
+  grpc_slice_unref(c->request_flat);
+  grpc_slice_unref(c->status_details);
+  grpc_metadata_array_destroy(&c->request_md);
+  grpc_call_details_destroy(&c->details);
+  if (c->call != NULL) grpc_call_unref(c->call);
+  if (c->arena != NULL) upb_Arena_Free(c->arena);
+  free(c);
+}
+
+static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
+  srv_call_t *c = act_actor_state(self);
+  switch (msg->kind) {
+    case CALL_NEW:
+      if (!c->tag_new.success) { /* shutting down: never got a call */
+        call_stop(c);
+        return;
+      }
+      /* Ask for the next call first, so accepting never waits for us. */
+      srv_frontend_request(c->fe, c->rpc, c->cq);
+      c->arena = upb_Arena_New();
+      if (c->arena == NULL) SRV_FATAL("out of memory");
+      call_serve(c);
+      return;
+    case CALL_DONE:
+      c->done = true;
+      if (c->holds == 0) call_stop(c);
+      return;
+    case CALL_STOP:
+      call_release(c);
+      return;
+    default:
+      if (c->on_msg == NULL) SRV_FATAL("call: unexpected message kind %u", msg->kind);
+      c->on_msg(c, c->on_msg_ctx, msg);
+      return;
+  }
+}

@@ -1,0 +1,185 @@
+/* Command-line parsing (see options.h): a table of flags, each with its kind
+ * and where its value goes. Main thread only. */
+#include "server/options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "server/log.h"
+
+typedef enum { FLAG_STRING, FLAG_STRING_LIST, FLAG_INT, FLAG_BOOL } flag_kind_t;
+
+typedef struct {
+  const char *name;
+  flag_kind_t kind;
+  size_t offset; /* of the value in srv_options_t */
+  long min, max; /* FLAG_INT range */
+  const char *help;
+} flag_t;
+
+#define OPT(field) offsetof(srv_options_t, field)
+
+static const flag_t flags[] = {
+    {"model-repository", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
+     "Path of a model repository; repeat for several."},
+    {"model-store", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
+     "Same as --model-repository (tritonserver's older name)."},
+    {"backend-directory", FLAG_STRING, OPT(backend_directory), 0, 0,
+     "Folder of backends, <dir>/<name>/libtriton_<name>.so "
+     "(default /opt/tritonserver/backends)."},
+    {"grpc-address", FLAG_STRING, OPT(grpc_address), 0, 0,
+     "Address the gRPC service binds to (default 0.0.0.0)."},
+    {"grpc-port", FLAG_INT, OPT(grpc_port), 0, 65535,
+     "Port of the gRPC service (default 8001; 0 picks a free port)."},
+    {"worker-threads", FLAG_INT, OPT(worker_threads), 0, 1024,
+     "Actor worker threads (default 0: one per core)."},
+    {"log-verbose", FLAG_INT, OPT(log_verbose), 0, INT_MAX,
+     "Verbose logging level; 0 turns it off (default 0)."},
+    {"exit-timeout-secs", FLAG_INT, OPT(exit_timeout_secs), 0, INT_MAX,
+     "Seconds that shutdown waits for in-flight calls (default 30)."},
+    {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
+     "Serve gRPC (default true; gRPC cannot be turned off yet)."},
+    {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
+     "Serve HTTP/REST (default false; not implemented yet)."},
+    {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
+};
+
+static const flag_t *flag_find(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
+      return &flags[i];
+  return NULL;
+}
+
+static char *dup_or_die(const char *s) {
+  char *d = strdup(s);
+  if (d == NULL) SRV_FATAL("out of memory");
+  return d;
+}
+
+static srv_status_t *parse_bool(const char *name, const char *value, bool *out) {
+  if (!strcmp(value, "true") || !strcmp(value, "1")) {
+    *out = true;
+  } else if (!strcmp(value, "false") || !strcmp(value, "0")) {
+    *out = false;
+  } else {
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "--%s expects true or false, got '%s'", name, value);
+  }
+  return NULL;
+}
+
+static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *value) {
+  void *slot = (char *)opt + f->offset;
+  switch (f->kind) {
+    case FLAG_STRING:
+      free(*(char **)slot);
+      *(char **)slot = dup_or_die(value);
+      return NULL;
+    case FLAG_STRING_LIST: {
+      size_t n = opt->model_repository_count;
+      char **list = realloc(opt->model_repositories, (n + 1) * sizeof *list);
+      if (list == NULL) SRV_FATAL("out of memory");
+      list[n] = dup_or_die(value);
+      opt->model_repositories = list;
+      opt->model_repository_count = n + 1;
+      return NULL;
+    }
+    case FLAG_INT: {
+      char *end;
+      errno = 0;
+      long v = strtol(value, &end, 10);
+      if (errno != 0 || end == value || *end != '\0' || v < f->min || v > f->max)
+        return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                              "--%s expects an integer in [%ld, %ld], got '%s'", f->name,
+                              f->min, f->max, value);
+      *(int *)slot = (int)v;
+      return NULL;
+    }
+    case FLAG_BOOL:
+      return parse_bool(f->name, value, (bool *)slot);
+  }
+  return NULL;
+}
+
+static void options_defaults(srv_options_t *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->grpc_address = dup_or_die("0.0.0.0");
+  opt->backend_directory = dup_or_die("/opt/tritonserver/backends");
+  opt->grpc_port = 8001;
+  opt->exit_timeout_secs = 30;
+  opt->allow_grpc = true;
+}
+
+srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
+  options_defaults(opt);
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strncmp(arg, "--", 2) != 0)
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "unexpected argument '%s' (flags start with --)", arg);
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const flag_t *f = flag_find(name, len);
+    if (f == NULL)
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "unknown flag '--%.*s'",
+                            (int)len, name);
+    const char *value = eq ? eq + 1 : NULL;
+    if (value == NULL && f->kind == FLAG_BOOL) {
+      value = "true"; /* a bare boolean flag turns it on */
+    } else if (value == NULL) {
+      if (i + 1 >= argc)
+        return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "flag '--%s' needs a value",
+                              f->name);
+      value = argv[++i];
+    }
+    srv_status_t *st = flag_set(opt, f, value);
+    if (st != NULL) return st;
+  }
+  return NULL;
+}
+
+srv_status_t *srv_options_validate(const srv_options_t *opt) {
+  if (!opt->allow_grpc)
+    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                          "--allow-grpc=false: gRPC is Nereid's only protocol so far");
+  if (opt->allow_http)
+    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                          "--allow-http=true: HTTP/REST is not implemented yet");
+  if (opt->model_repository_count == 0)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "--model-repository must be specified");
+  for (size_t i = 0; i < opt->model_repository_count; i++) {
+    struct stat sb;
+    const char *path = opt->model_repositories[i];
+    if (stat(path, &sb) != 0)
+      return srv_status_new(GRPC_STATUS_NOT_FOUND,
+                            "failed to stat model repository '%s': %s", path,
+                            strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "model repository '%s' is not a directory", path);
+  }
+  return NULL;
+}
+
+void srv_options_usage(FILE *out) {
+  fprintf(out, "Usage: nereid --model-repository=PATH [flags]\n\nFlags:\n");
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    const char *arg = flags[i].kind == FLAG_BOOL ? "[=true|false]" : "=VALUE";
+    fprintf(out, "  --%s%s\n      %s\n", flags[i].name, arg, flags[i].help);
+  }
+}
+
+void srv_options_free(srv_options_t *opt) {
+  for (size_t i = 0; i < opt->model_repository_count; i++)
+    free(opt->model_repositories[i]);
+  free(opt->model_repositories);
+  free(opt->grpc_address);
+  free(opt->backend_directory);
+  memset(opt, 0, sizeof *opt);
+}

@@ -1,0 +1,38 @@
+/* Command-line options of nereid: tritonserver's flags where the meaning is
+ * the same, plus Nereid's own. Parsed once by the main thread at start-up,
+ * read-only afterwards. */
+#ifndef NEREID_SERVER_OPTIONS_H
+#define NEREID_SERVER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "server/status.h"
+
+typedef struct {
+  char **model_repositories; /* --model-repository, repeatable */
+  size_t model_repository_count;
+  char *backend_directory;  /* --backend-directory */
+  char *grpc_address;    /* --grpc-address, default 0.0.0.0 */
+  int grpc_port;         /* --grpc-port, default 8001; 0 picks a free port */
+  int worker_threads;    /* --worker-threads, default 0 = one per core */
+  int log_verbose;       /* --log-verbose */
+  int exit_timeout_secs; /* --exit-timeout-secs, default 30 */
+  bool allow_grpc;       /* --allow-grpc (only true is supported) */
+  bool allow_http;       /* --allow-http (only false is supported yet) */
+  bool help;             /* --help */
+} srv_options_t;
+
+/** Fills opt with defaults, then applies argv. On error returns a status
+ *  naming the flag at fault (opt then holds what was parsed so far and must
+ *  still be freed). */
+srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv);
+
+/** Checks what the flags cannot say alone (e.g. repositories exist). */
+srv_status_t *srv_options_validate(const srv_options_t *opt);
+
+void srv_options_usage(FILE *out);
+void srv_options_free(srv_options_t *opt);
+
+#endif

@@ -1,0 +1,105 @@
+/* Flag parsing: both value forms, repeats, defaults, and precise errors. */
+#include "server/options.h"
+
+#include <string.h>
+
+#include "test/unit/unit.h"
+
+static srv_status_t *parse(srv_options_t *opt, char **argv) {
+  int argc = 0;
+  while (argv[argc] != NULL) argc++;
+  return srv_options_parse(opt, argc, argv);
+}
+
+static void defaults_match_tritonserver(void) {
+  srv_options_t opt;
+  char *argv[] = {"nereid", NULL};
+  CHECK(parse(&opt, argv) == NULL);
+  CHECK_EQ_U64(opt.grpc_port, 8001);
+  CHECK_STREQ(opt.grpc_address, "0.0.0.0");
+  CHECK_EQ_U64(opt.exit_timeout_secs, 30);
+  CHECK(opt.allow_grpc && !opt.allow_http);
+  srv_options_free(&opt);
+}
+
+static void both_value_forms_and_repeats(void) {
+  srv_options_t opt;
+  char *argv[] = {"nereid",
+                  "--model-repository=/a",
+                  "--model-repository",
+                  "/b",
+                  "--grpc-port",
+                  "9000",
+                  "--log-verbose=2",
+                  "--worker-threads=3",
+                  "--model-store=/c",
+                  NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  CHECK_EQ_U64(opt.model_repository_count, 3);
+  CHECK_STREQ(opt.model_repositories[0], "/a");
+  CHECK_STREQ(opt.model_repositories[1], "/b");
+  CHECK_STREQ(opt.model_repositories[2], "/c");
+  CHECK_EQ_U64(opt.grpc_port, 9000);
+  CHECK_EQ_U64(opt.log_verbose, 2);
+  CHECK_EQ_U64(opt.worker_threads, 3);
+  srv_options_free(&opt);
+}
+
+static void expect_error(char **argv, grpc_status_code code, const char *needle) {
+  srv_options_t opt;
+  srv_status_t *st = parse(&opt, argv);
+  CHECK(st != NULL);
+  if (st != NULL) {
+    CHECK_EQ_U64(srv_status_code(st), code);
+    if (strstr(srv_status_message(st), needle) == NULL) {
+      fprintf(stderr, "  message '%s' lacks '%s'\n", srv_status_message(st), needle);
+      CHECK(0);
+    }
+    srv_status_free(st);
+  }
+  srv_options_free(&opt);
+}
+
+static void bad_flags_name_the_flag(void) {
+  char *unknown[] = {"nereid", "--no-such-flag=1", NULL};
+  expect_error(unknown, GRPC_STATUS_INVALID_ARGUMENT, "--no-such-flag");
+  char *port[] = {"nereid", "--grpc-port=70000", NULL};
+  expect_error(port, GRPC_STATUS_INVALID_ARGUMENT, "--grpc-port");
+  char *nan[] = {"nereid", "--grpc-port=80a", NULL};
+  expect_error(nan, GRPC_STATUS_INVALID_ARGUMENT, "80a");
+  char *missing[] = {"nereid", "--grpc-port", NULL};
+  expect_error(missing, GRPC_STATUS_INVALID_ARGUMENT, "needs a value");
+  char *positional[] = {"nereid", "models", NULL};
+  expect_error(positional, GRPC_STATUS_INVALID_ARGUMENT, "models");
+  char *boolean[] = {"nereid", "--allow-http=maybe", NULL};
+  expect_error(boolean, GRPC_STATUS_INVALID_ARGUMENT, "maybe");
+}
+
+static void validate_checks_repositories(void) {
+  srv_options_t opt;
+  char *none[] = {"nereid", NULL};
+  REQUIRE(parse(&opt, none) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL && strstr(srv_status_message(st), "--model-repository") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+
+  char *missing[] = {"nereid", "--model-repository=/no/such/dir", NULL};
+  REQUIRE(parse(&opt, missing) == NULL);
+  st = srv_options_validate(&opt);
+  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_NOT_FOUND);
+  CHECK(st != NULL && strstr(srv_status_message(st), "/no/such/dir") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+
+  char *ok[] = {"nereid", "--model-repository=/", NULL};
+  REQUIRE(parse(&opt, ok) == NULL);
+  st = srv_options_validate(&opt);
+  CHECK(st == NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+}
+
+UNIT_MAIN("options", UNIT_CASE(defaults_match_tritonserver),
+          UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
+          UNIT_CASE(validate_checks_repositories))

@@ -1,0 +1,44 @@
+/* The method table (see rpc.h). Read-only data. */
+#include "server/rpc.h"
+
+#include "server/health.h"
+#include "server/server_rpcs.h"
+
+#define INFERENCE(m) "/inference.GRPCInferenceService/" m
+#define HEALTH(m) "/grpc.health.v1.Health/" m
+
+/* Methods still to be built answer UNIMPLEMENTED with their name: an honest
+ * answer rather than a fake success. */
+#define TODO(m) \
+  { m, INFERENCE(m), SRV_RPC_UNARY, SRV_SERVE_UNIMPLEMENTED, NULL, 1 }
+
+const srv_rpc_t srv_rpcs[] = {
+    {"ServerLive", INFERENCE("ServerLive"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_server_live, 2},
+    {"ServerReady", INFERENCE("ServerReady"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_server_ready, 2},
+    {"ServerMetadata", INFERENCE("ServerMetadata"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_server_metadata, 2},
+    TODO("ModelReady"),
+    TODO("ModelMetadata"),
+    TODO("ModelInfer"),
+    {"ModelStreamInfer", INFERENCE("ModelStreamInfer"), SRV_RPC_BIDI_STREAM,
+     SRV_SERVE_UNIMPLEMENTED, NULL, 1},
+    TODO("ModelConfig"),
+    TODO("ModelStatistics"),
+    TODO("RepositoryIndex"),
+    TODO("RepositoryModelLoad"),
+    TODO("RepositoryModelUnload"),
+    TODO("SystemSharedMemoryStatus"),
+    TODO("SystemSharedMemoryRegister"),
+    TODO("SystemSharedMemoryUnregister"),
+    TODO("CudaSharedMemoryStatus"),
+    TODO("CudaSharedMemoryRegister"),
+    TODO("CudaSharedMemoryUnregister"),
+    TODO("TraceSetting"),
+    TODO("LogSettings"),
+    {"Check", HEALTH("Check"), SRV_RPC_UNARY, SRV_SERVE_UNARY, srv_health_check, 2},
+    {"Watch", HEALTH("Watch"), SRV_RPC_SERVER_STREAM, SRV_SERVE_HEALTH_WATCH, NULL, 2},
+};
+
+const size_t srv_rpc_count = sizeof srv_rpcs / sizeof srv_rpcs[0];

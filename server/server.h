@@ -1,0 +1,39 @@
+/* The server as a whole: options, actor runtime, frontend, health, and the
+ * life-cycle state that every RPC reads. Built and torn down by the main
+ * thread; `state` is the only field written while other threads run. */
+#ifndef NEREID_SERVER_SERVER_H
+#define NEREID_SERVER_SERVER_H
+
+#include <stdatomic.h>
+
+#include "actors/runtime.h"
+#include "server/options.h"
+
+#define NEREID_NAME "nereid"
+#define NEREID_VERSION "0.1.0"
+
+typedef struct srv_frontend srv_frontend_t;
+typedef struct srv_health srv_health_t;
+typedef struct srv_registry srv_registry_t;
+
+typedef enum {
+  SRV_STATE_STARTING = 0,
+  SRV_STATE_READY = 1,
+  SRV_STATE_EXITING = 2,
+} srv_state_t;
+
+typedef struct srv_server {
+  const srv_options_t *options;
+  act_runtime_t *runtime;
+  srv_frontend_t *frontend;
+  srv_health_t *health;
+  srv_registry_t *registry; /* built before serving, read-only after */
+  _Atomic int state; /* srv_state_t */
+} srv_server_t;
+
+static inline srv_state_t srv_server_state(srv_server_t *srv) {
+  /* Acquire: a reader that sees READY also sees what start-up built. */
+  return (srv_state_t)atomic_load_explicit(&srv->state, memory_order_acquire);
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* Server-wide RPC handlers (see server_rpcs.h). Run on call actors; they
+ * read only the atomic server state. */
+#include "server/server_rpcs.h"
+
+#include "grpc_service.upb.h"
+#include "server/log.h"
+
+/* Nothing optional is implemented yet; entries are added as they land. */
+const char *const srv_extensions[] = {NULL};
+const size_t srv_extension_count = 0;
+
+/* Serializes a reply built in the call's arena and sends it. */
+#define REPLY(call, type, msg)                                         \
+  do {                                                                 \
+    size_t len_;                                                       \
+    char *bytes_ = type##_serialize(msg, srv_call_arena(call), &len_); \
+    if (bytes_ == NULL) SRV_FATAL("out of memory serializing " #type); \
+    srv_call_reply(call, bytes_, len_);                                \
+  } while (0)
+
+/* Decodes the request or ends the call with INVALID_ARGUMENT. */
+#define PARSE_OR_FAIL(call, type, rpc, request, len)                          \
+  do {                                                                        \
+    if (type##_parse(request, len, srv_call_arena(call)) == NULL) {           \
+      srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,        \
+                                         rpc ": malformed request message")); \
+      return;                                                                 \
+    }                                                                         \
+  } while (0)
+
+/* Like tritonserver: while exiting, liveness and readiness calls fail. */
+static bool fail_if_exiting(srv_call_t *call) {
+  if (srv_server_state(srv_call_server(call)) != SRV_STATE_EXITING) return false;
+  srv_call_fail(call, srv_status_new(GRPC_STATUS_UNAVAILABLE, "server is exiting"));
+  return true;
+}
+
+void srv_rpc_server_live(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(call, inference_ServerLiveRequest, "ServerLive", request, len);
+  if (fail_if_exiting(call)) return;
+  inference_ServerLiveResponse *reply =
+      inference_ServerLiveResponse_new(srv_call_arena(call));
+  inference_ServerLiveResponse_set_live(reply, true);
+  REPLY(call, inference_ServerLiveResponse, reply);
+}
+
+void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(call, inference_ServerReadyRequest, "ServerReady", request, len);
+  if (fail_if_exiting(call)) return;
+  inference_ServerReadyResponse *reply =
+      inference_ServerReadyResponse_new(srv_call_arena(call));
+  bool ready = srv_server_state(srv_call_server(call)) == SRV_STATE_READY;
+  inference_ServerReadyResponse_set_ready(reply, ready);
+  REPLY(call, inference_ServerReadyResponse, reply);
+}
+
+void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(call, inference_ServerMetadataRequest, "ServerMetadata", request, len);
+  upb_Arena *arena = srv_call_arena(call);
+  inference_ServerMetadataResponse *reply = inference_ServerMetadataResponse_new(arena);
+  inference_ServerMetadataResponse_set_name(reply,
+                                            upb_StringView_FromString(NEREID_NAME));
+  inference_ServerMetadataResponse_set_version(reply,
+                                               upb_StringView_FromString(NEREID_VERSION));
+  for (size_t i = 0; i < srv_extension_count; i++)
+    inference_ServerMetadataResponse_add_extensions(
+        reply, upb_StringView_FromString(srv_extensions[i]), arena);
+  REPLY(call, inference_ServerMetadataResponse, reply);
+}

@@ -1,0 +1,129 @@
+"""End-to-end test harness: starts the real nereid binary on a free port and
+gives tests gRPC stubs generated from our own protos.
+
+Run by test/e2e/run_py.sh under Debian's /usr/bin/python3. Every test module
+ends with harness.main(), which prints the closing line that tools/test adds
+up: "unit: N passed, N failed".
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+NEREID = os.environ.get("NEREID_BIN", "server/nereid")
+sys.path.insert(0, os.environ.get("NEREID_STUBS", "proto"))
+
+import grpc  # noqa: E402
+import grpc_service_pb2  # noqa: E402,F401
+import grpc_service_pb2_grpc  # noqa: E402
+import health_pb2  # noqa: E402,F401
+import health_pb2_grpc  # noqa: E402
+
+STARTED = re.compile(rb"Started GRPCInferenceService at (\S+):(\d+)")
+# Sanitizer builds start and stop more slowly.
+SLOW = float(os.environ.get("NEREID_TEST_SLOWDOWN", "1"))
+
+
+class Server:
+    """One nereid process; its log is collected for assertions."""
+
+    def __init__(self, *args, repo=None, expect_start=True):
+        self.log = b""
+        self._log_lock = threading.Lock()
+        self._started = threading.Event()
+        self.port = None
+        repo = repo if repo is not None else os.environ.get(
+            "NEREID_TEST_REPO", os.environ.get("TEST_TMPDIR", "/tmp"))
+        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"]
+        if repo:
+            argv.append("--model-repository=" + repo)
+        argv += list(args)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if expect_start:
+            self._started.wait(30 * SLOW)
+            if self.port is None:
+                self.proc.kill()
+                raise AssertionError("nereid did not start:\n" + self.text())
+        self.channel = None
+
+    def _read(self):
+        for line in iter(self.proc.stdout.readline, b""):
+            with self._log_lock:
+                self.log += line
+            m = STARTED.search(line)
+            if m and self.port is None:
+                self.port = int(m.group(2))
+                self._started.set()
+        self._started.set()  # exited: stop waiting for the start line
+
+    def text(self):
+        with self._log_lock:
+            return self.log.decode(errors="replace")
+
+    @property
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    def connect(self):
+        if self.channel is None:
+            self.channel = grpc.insecure_channel(self.address)
+        return self.channel
+
+    def inference(self):
+        return grpc_service_pb2_grpc.GRPCInferenceServiceStub(self.connect())
+
+    def health(self):
+        return health_pb2_grpc.HealthStub(self.connect())
+
+    def wait(self, timeout):
+        """Exit code, after the process and its log reader are done."""
+        code = self.proc.wait(timeout * SLOW)
+        self._reader.join(5)
+        return code
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends sig and returns the exit code."""
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.wait(10)
+            raise AssertionError("nereid did not exit within %ss:\n%s"
+                                 % (timeout, self.text()))
+
+
+def run_nereid(*args, timeout=30):
+    """Runs nereid to completion (for start-up errors): (code, output)."""
+    p = subprocess.run([NEREID] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout * SLOW)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+class _CountingResult(unittest.TextTestResult):
+    pass
+
+
+def main():
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
+                                     resultclass=_CountingResult)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules["__main__"])
+    result = runner.run(suite)
+    failed = len(result.failures) + len(result.errors) + len(
+        result.unexpectedSuccesses)
+    passed = result.testsRun - failed - len(result.skipped)
+    print("unit: %d passed, %d failed" % (passed, failed), flush=True)
+    sys.exit(0 if failed == 0 else 1)

@@ -1,0 +1,33 @@
+/* Runner of the unit-test harness (see unit.h). Main thread only. */
+#include "test/unit/unit.h"
+
+#include <time.h>
+
+atomic_int unit_failures;
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int unit_run(const char *suite, const unit_case_t *cases, size_t count) {
+  size_t passed = 0, failed = 0;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  for (size_t i = 0; i < count; i++) {
+    atomic_store(&unit_failures, 0);
+    double start = seconds_now();
+    cases[i].fn();
+    double took = seconds_now() - start;
+    fflush(stderr);
+    if (atomic_load(&unit_failures) == 0) {
+      passed++;
+      printf("%s.%s ok (%.3fs)\n", suite, cases[i].name, took);
+    } else {
+      failed++;
+      printf("%s.%s FAILED (%.3fs)\n", suite, cases[i].name, took);
+    }
+  }
+  printf("unit: %zu passed, %zu failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
