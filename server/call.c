@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "server/handoff.h"
-#include "upb/decode.h"
-#include "upb/msg_internal.h"
 #include "server/log.h"
 #include "server/tag.h"
+#include "upb/decode.h"
+#include "upb/msg_internal.h"
 
 enum { CALL_NEW = 1, CALL_DONE, CALL_STOP };
 

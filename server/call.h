@@ -7,11 +7,11 @@
 
 #include <stddef.h>
 
+#include "actors/actor.h"
 #include "server/frontend.h"
 #include "server/status.h"
-#include "actors/actor.h"
-#include "upb/msg.h"
 #include "upb/mini_table.h"
+#include "upb/msg.h"
 #include "upb/upb.h"
 
 /** Allocates a call for srv_rpcs[rpc] (srv_rpc_count: unregistered) and

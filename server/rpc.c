@@ -2,6 +2,8 @@
 #include "server/rpc.h"
 
 #include "server/health.h"
+#include "server/infer_rpc.h"
+#include "server/model_rpcs.h"
 #include "server/server_rpcs.h"
 
 #define INFERENCE(m) "/inference.GRPCInferenceService/" m
@@ -19,13 +21,18 @@ const srv_rpc_t srv_rpcs[] = {
      srv_rpc_server_ready, 2},
     {"ServerMetadata", INFERENCE("ServerMetadata"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_server_metadata, 2},
-    TODO("ModelReady"),
-    TODO("ModelMetadata"),
-    TODO("ModelInfer"),
+    {"ModelReady", INFERENCE("ModelReady"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_model_ready, 2},
+    {"ModelMetadata", INFERENCE("ModelMetadata"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_model_metadata, 2},
+    {"ModelInfer", INFERENCE("ModelInfer"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_model_infer, 32},
     {"ModelStreamInfer", INFERENCE("ModelStreamInfer"), SRV_RPC_BIDI_STREAM,
      SRV_SERVE_UNIMPLEMENTED, NULL, 1},
-    TODO("ModelConfig"),
-    TODO("ModelStatistics"),
+    {"ModelConfig", INFERENCE("ModelConfig"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_model_config, 2},
+    {"ModelStatistics", INFERENCE("ModelStatistics"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_model_statistics, 2},
     TODO("RepositoryIndex"),
     TODO("RepositoryModelLoad"),
     TODO("RepositoryModelUnload"),

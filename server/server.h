@@ -28,7 +28,7 @@ typedef struct srv_server {
   srv_frontend_t *frontend;
   srv_health_t *health;
   srv_registry_t *registry; /* built before serving, read-only after */
-  _Atomic int state; /* srv_state_t */
+  _Atomic int state;        /* srv_state_t */
 } srv_server_t;
 
 static inline srv_state_t srv_server_state(srv_server_t *srv) {

@@ -3,6 +3,7 @@
 #include "server/server_rpcs.h"
 
 #include "grpc_service.upb.h"
+#include "server/core/registry.h"
 #include "server/log.h"
 
 /* Nothing optional is implemented yet; entries are added as they land. */
@@ -49,7 +50,10 @@ void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len) {
   if (fail_if_exiting(call)) return;
   inference_ServerReadyResponse *reply =
       inference_ServerReadyResponse_new(srv_call_arena(call));
-  bool ready = srv_server_state(srv_call_server(call)) == SRV_STATE_READY;
+  /* Strict readiness, tritonserver's default: every model must be ready. */
+  srv_server_t *srv = srv_call_server(call);
+  bool ready =
+      srv_server_state(srv) == SRV_STATE_READY && srv_registry_all_ready(srv->registry);
   inference_ServerReadyResponse_set_ready(reply, ready);
   REPLY(call, inference_ServerReadyResponse, reply);
 }

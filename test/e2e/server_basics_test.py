@@ -64,9 +64,9 @@ class ServerRpcs(unittest.TestCase):
 
     def test_unimplemented_rpc_names_itself(self):
         with self.assertRaises(grpc.RpcError) as cm:
-            self.stub.ModelInfer(pb.ModelInferRequest(model_name="simple"))
+            self.stub.RepositoryIndex(pb.RepositoryIndexRequest())
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
-        self.assertIn("ModelInfer", cm.exception.details())
+        self.assertIn("RepositoryIndex", cm.exception.details())
 
     def test_unregistered_method(self):
         channel = self.server.connect()

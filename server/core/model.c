@@ -1,0 +1,247 @@
+/* Model loading, completion of its config, and the TRITONBACKEND_Model*
+ * API (see model.h). Loading runs on a thread outside the runtime; the API
+ * runs on loading and instance threads. */
+#include "server/core/model.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/api/datatype.h"
+#include "server/api/error.h"
+#include "server/config/model_config.h"
+#include "server/core/config_json.h"
+#include "server/core/model_check.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "upb/json_decode.h"
+
+static char *dup_or_die(const char *s) {
+  char *d = strdup(s);
+  if (d == NULL) SRV_FATAL("out of memory");
+  return d;
+}
+
+static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *name,
+                              int64_t version) {
+  srv_model_t *m = calloc(1, sizeof *m);
+  if (m == NULL) SRV_FATAL("out of memory");
+  m->server = srv;
+  m->name = dup_or_die(name);
+  m->version = version;
+  m->dir = dup_or_die(dir);
+  char vdir[PATH_MAX];
+  snprintf(vdir, sizeof vdir, "%s/%lld", dir, (long long)version);
+  m->version_dir = dup_or_die(vdir);
+  m->arena = upb_Arena_New();
+  if (m->arena == NULL) SRV_FATAL("out of memory");
+  m->stop_msg.kind = SRV_MODEL_STOP;
+  return m;
+}
+
+static srv_status_t *config_load(srv_model_t *m) {
+  char path[PATH_MAX], err[512];
+  snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
+  m->config = cfg_model_config_read(path, m->arena, err, sizeof err);
+  if (m->config == NULL) return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+  srv_status_t *st = srv_model_config_complete(m);
+  if (st != NULL) return st;
+  m->config_json = srv_config_json_encode((const upb_Message *)m->config,
+                                          cfg_model_config_def(), &m->config_json_len);
+  return NULL;
+}
+
+static srv_status_t *backend_attach(srv_model_t *m) {
+  upb_StringView b = inference_ModelConfig_backend(m->config);
+  upb_StringView rt = inference_ModelConfig_runtime(m->config);
+  char name[256], runtime[256];
+  snprintf(name, sizeof name, "%.*s", (int)b.size, b.data);
+  snprintf(runtime, sizeof runtime, "%.*s", (int)rt.size, rt.data);
+  return srv_backend_acquire(name, runtime, m->dir, m->version_dir,
+                             m->server->options->backend_directory, &m->backend);
+}
+
+static srv_status_t *backend_model_init(srv_model_t *m) {
+  if (m->backend->model_initialize == NULL) return NULL;
+  TRITONSERVER_Error *err = m->backend->model_initialize(m);
+  if (err == NULL) return NULL;
+  srv_status_t *st =
+      srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", TRITONSERVER_ErrorMessage(err));
+  TRITONSERVER_ErrorDelete(err);
+  return st;
+}
+
+static void backend_model_fini(srv_model_t *m) {
+  if (m->backend == NULL || m->backend->model_finalize == NULL) return;
+  TRITONSERVER_Error *err = m->backend->model_finalize(m);
+  if (err != NULL) {
+    SRV_ERROR("model '%s' failed to finalize: %s", m->name,
+              TRITONSERVER_ErrorMessage(err));
+    TRITONSERVER_ErrorDelete(err);
+  }
+}
+
+static void model_release(srv_model_t *m) {
+  srv_instances_free(m);
+  srv_stats_free(&m->stats);
+  free(m->config_json);
+  free(m->name);
+  free(m->dir);
+  free(m->version_dir);
+  upb_Arena_Free(m->arena);
+  free(m);
+}
+
+/* A failed load: stop whatever instances started, wait for their threads'
+ * finalize, then finalize the model. */
+static void load_undo(srv_model_t *m, bool model_initialized) {
+  srv_instances_stop(m);
+  srv_instances_wait(m);
+  if (model_initialized) backend_model_fini(m);
+  model_release(m);
+}
+
+srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *name,
+                             int64_t version, srv_model_t **out) {
+  srv_model_t *m = model_new(srv, dir, name, version);
+  srv_status_t *st = config_load(m);
+  if (st == NULL) st = backend_attach(m);
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
+  srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
+  m->config_settable = true;
+  st = backend_model_init(m);
+  m->config_settable = false;
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
+  st = srv_instances_create(m);
+  if (st != NULL) {
+    load_undo(m, true);
+    return st;
+  }
+  act_actor_init(&m->actor, srv->runtime, srv_scheduler_behaviour, m);
+  *out = m;
+  return NULL;
+}
+
+void srv_model_stop(srv_model_t *m) {
+  srv_instances_stop(m);
+  act_send_stop(&m->actor, &m->stop_msg);
+}
+
+void srv_model_free(srv_model_t *m) {
+  backend_model_fini(m);
+  model_release(m);
+}
+
+/* ---- TRITONBACKEND_Model* API ---- */
+
+TRITONSERVER_Error *TRITONBACKEND_ModelName(TRITONBACKEND_Model *model,
+                                            const char **name) {
+  *name = model->name;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelVersion(TRITONBACKEND_Model *model,
+                                               uint64_t *version) {
+  *version = (uint64_t)model->version;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelRepository(
+    TRITONBACKEND_Model *model, TRITONBACKEND_ArtifactType *artifact_type,
+    const char **location) {
+  *artifact_type = TRITONBACKEND_ARTIFACT_FILESYSTEM;
+  *location = model->dir;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelConfig(TRITONBACKEND_Model *model,
+                                              const uint32_t config_version,
+                                              TRITONSERVER_Message **model_config) {
+  if (config_version != 1)
+    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
+                         "model configuration version %u is not supported: only 1 is",
+                         config_version);
+  return TRITONSERVER_MessageNewFromSerializedJson(model_config, model->config_json,
+                                                   model->config_json_len);
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model *model,
+                                                          bool *auto_complete_config) {
+  (void)model;
+  *auto_complete_config = false; /* --disable-auto-complete-config is Nereid's default */
+  return NULL;
+}
+
+/* Replaces the configuration while the model initializes (before its
+ * instances exist), as backends that complete their config do. */
+TRITONSERVER_Error *TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model *model,
+                                                 const uint32_t config_version,
+                                                 TRITONSERVER_Message *model_config) {
+  if (config_version != 1)
+    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
+                         "model configuration version %u is not supported: only 1 is",
+                         config_version);
+  if (!model->config_settable)
+    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
+                         "model '%s': the configuration can only be set during "
+                         "TRITONBACKEND_ModelInitialize",
+                         model->name);
+  const char *json;
+  size_t len;
+  TRITONSERVER_Error *err =
+      TRITONSERVER_MessageSerializeToJson(model_config, &json, &len);
+  if (err != NULL) return err;
+  const upb_MessageDef *def = cfg_model_config_def();
+  inference_ModelConfig *config = inference_ModelConfig_new(model->arena);
+  upb_Status status;
+  upb_Status_Clear(&status);
+  if (config == NULL || !upb_JsonDecode(json, len, (upb_Message *)config, def,
+                                        upb_FileDef_Pool(upb_MessageDef_File(def)), 0,
+                                        model->arena, &status))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "model '%s': invalid configuration JSON: %s", model->name,
+                         upb_Status_ErrorMessage(&status));
+  inference_ModelConfig *old = model->config;
+  model->config = config;
+  srv_status_t *st = srv_model_config_complete(model);
+  if (st != NULL) {
+    model->config = old;
+    srv_model_config_complete(model); /* restore what the old config gave */
+    err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s", srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  free(model->config_json);
+  model->config_json =
+      srv_config_json_encode((const upb_Message *)config, def, &model->config_json_len);
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelServer(TRITONBACKEND_Model *model,
+                                              TRITONSERVER_Server **server) {
+  *server = (TRITONSERVER_Server *)model->server;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelBackend(TRITONBACKEND_Model *model,
+                                               TRITONBACKEND_Backend **backend) {
+  *backend = model->backend;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelState(TRITONBACKEND_Model *model, void **state) {
+  *state = model->state;
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelSetState(TRITONBACKEND_Model *model, void *state) {
+  model->state = state;
+  return NULL;
+}

@@ -1,0 +1,13 @@
+/* Completion and validation of a model's configuration, as Triton does on
+ * load: defaults filled in (name, instance groups), and a precise reason
+ * for whatever is wrong. Runs on the loading thread. */
+#ifndef NEREID_SERVER_CORE_MODEL_CHECK_H
+#define NEREID_SERVER_CORE_MODEL_CHECK_H
+
+#include "server/core/model.h"
+
+/** Completes m->config in place and derives m's tensor specs, batch size
+ *  and transaction policy from it. */
+srv_status_t *srv_model_config_complete(srv_model_t *m);
+
+#endif

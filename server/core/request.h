@@ -1,0 +1,80 @@
+/* An inference request as backends see it (TRITONBACKEND_Request) and the
+ * shared state its responses need. A frontend (call actor, stream actor,
+ * ensemble step) builds the request in memory it owns and sends it to the
+ * model actor; an instance executes it; TRITONBACKEND_RequestRelease hands
+ * it back to the owner as a message. Responses reach the owner as messages
+ * too, from any thread. */
+#ifndef NEREID_SERVER_CORE_REQUEST_H
+#define NEREID_SERVER_CORE_REQUEST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actors/actor.h"
+#include "triton/core/tritonbackend.h"
+
+typedef struct TRITONBACKEND_Model srv_model_t;
+
+/* Message kinds that the owner of a request receives. */
+enum {
+  SRV_MSG_INFER_RESPONSE = 0x100, /* a TRITONBACKEND_Response (owner frees it) */
+  SRV_MSG_INFER_FINAL_FLAGS,      /* srv_final_msg_t: final flag without response */
+  SRV_MSG_INFER_RELEASED,         /* the request itself, back from the backend */
+};
+
+/** Shared by a request, its responses and its response factories, which may
+ *  outlive the request: counted references, freed by the last. */
+typedef struct {
+  _Atomic uint32_t refs;
+  _Atomic bool cancelled; /* set by the owner (client cancel, deadline) */
+  act_actor_t *owner;     /* receives responses and the release */
+  uint64_t request_start_ns;
+} srv_infer_state_t;
+
+srv_infer_state_t *srv_infer_state_new(act_actor_t *owner);
+void srv_infer_state_ref(srv_infer_state_t *s);
+void srv_infer_state_unref(srv_infer_state_t *s);
+
+/** One contiguous piece of an input tensor's data. */
+typedef struct {
+  const void *base;
+  uint64_t size;
+} srv_buffer_t;
+
+/** An input tensor (TRITONBACKEND_Input). Data is referenced, not copied. */
+struct TRITONBACKEND_Input {
+  const char *name;
+  TRITONSERVER_DataType datatype;
+  const int64_t *shape; /* full shape, batch dimension included */
+  uint32_t dims_count;
+  uint64_t byte_size;
+  const srv_buffer_t *buffers;
+  uint32_t buffer_count;
+};
+
+struct TRITONBACKEND_Request {
+  act_msg_t msg; /* to the model actor; back to the owner when released */
+  struct TRITONBACKEND_Request *next; /* the model actor's queue */
+  srv_model_t *model;
+  srv_infer_state_t *state;
+  const char *id; /* never NULL: "" when the client gave none */
+  uint64_t correlation_id;
+  const char *correlation_id_string; /* NULL unless a string id was given */
+  uint32_t flags;                    /* TRITONSERVER_RequestFlag */
+  struct TRITONBACKEND_Input *inputs;
+  uint32_t input_count;
+  const char **outputs; /* requested outputs; all of the model's by default */
+  uint32_t output_count;
+  uint32_t batch_size; /* leading dimension, or 1 without batching */
+  uint64_t queue_start_ns;
+  _Atomic bool released;
+};
+
+/** Final flag sent by TRITONBACKEND_ResponseFactorySendFlags. */
+typedef struct {
+  act_msg_t msg;
+  uint32_t flags;
+} srv_final_msg_t;
+
+#endif

@@ -1,0 +1,26 @@
+/* Statistics storage (see stats.h). */
+#include "server/core/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/log.h"
+
+void srv_stats_init(srv_stats_t *s, uint32_t max_batch) {
+  memset(s, 0, sizeof *s);
+  s->batch_limit = max_batch ? max_batch : 1;
+  s->batch_stats = calloc(s->batch_limit + 1, sizeof *s->batch_stats);
+  if (s->batch_stats == NULL) SRV_FATAL("out of memory");
+}
+
+void srv_stats_free(srv_stats_t *s) {
+  free(s->batch_stats);
+  s->batch_stats = NULL;
+}
+
+uint64_t srv_stats_wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}

@@ -1,0 +1,186 @@
+/* Per-model RPC handlers (see model_rpcs.h). */
+#include "server/model_rpcs.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "grpc_service.upb.h"
+#include "server/api/datatype.h"
+#include "server/log.h"
+#include "server/model_lookup.h"
+
+#define PARSE_OR_FAIL(type, rpc)                                                       \
+  const type *req = (const type *)srv_call_parse(call, &type##_msginit, request, len); \
+  if (req == NULL) {                                                                   \
+    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,                   \
+                                       rpc ": malformed request message"));            \
+    return;                                                                            \
+  }
+
+#define REPLY(type, msg)                                           \
+  do {                                                             \
+    size_t n_;                                                     \
+    char *b_ = type##_serialize(msg, srv_call_arena(call), &n_);   \
+    if (b_ == NULL) SRV_FATAL("out of memory serializing " #type); \
+    srv_call_reply(call, b_, n_);                                  \
+  } while (0)
+
+static upb_StringView view(const char *s) { return upb_StringView_FromString(s); }
+
+static upb_StringView version_view(upb_Arena *a, int64_t v) {
+  char *s = upb_Arena_Malloc(a, 24);
+  if (s == NULL) SRV_FATAL("out of memory");
+  snprintf(s, 24, "%" PRId64, v);
+  return view(s);
+}
+
+void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(inference_ModelReadyRequest, "ModelReady");
+  srv_model_t *m;
+  srv_status_t *st =
+      srv_model_lookup(srv_call_server(call), inference_ModelReadyRequest_name(req),
+                       inference_ModelReadyRequest_version(req), &m);
+  /* Unknown models are simply not ready; only a malformed version is an error. */
+  if (st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) {
+    srv_call_fail(call, st);
+    return;
+  }
+  srv_status_free(st);
+  inference_ModelReadyResponse *reply =
+      inference_ModelReadyResponse_new(srv_call_arena(call));
+  inference_ModelReadyResponse_set_ready(reply, st == NULL);
+  REPLY(inference_ModelReadyResponse, reply);
+}
+
+static void tensors_add(inference_ModelMetadataResponse *reply, const srv_model_t *m,
+                        bool inputs, upb_Arena *a) {
+  const srv_tensor_spec_t *t = inputs ? m->inputs : m->outputs;
+  uint32_t n = inputs ? m->input_count : m->output_count;
+  for (uint32_t i = 0; i < n; i++) {
+    inference_ModelMetadataResponse_TensorMetadata *md =
+        inputs ? inference_ModelMetadataResponse_add_inputs(reply, a)
+               : inference_ModelMetadataResponse_add_outputs(reply, a);
+    inference_ModelMetadataResponse_TensorMetadata_set_name(md, view(t[i].name));
+    const char *dt = api_datatype_protocol_name(t[i].datatype);
+    inference_ModelMetadataResponse_TensorMetadata_set_datatype(md, view(dt ? dt : ""));
+    if (m->max_batch_size > 0)
+      inference_ModelMetadataResponse_TensorMetadata_add_shape(md, -1, a);
+    for (uint32_t d = 0; d < t[i].dims_count; d++)
+      inference_ModelMetadataResponse_TensorMetadata_add_shape(md, t[i].dims[d], a);
+  }
+}
+
+void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(inference_ModelMetadataRequest, "ModelMetadata");
+  srv_model_t *m;
+  srv_status_t *st =
+      srv_model_lookup(srv_call_server(call), inference_ModelMetadataRequest_name(req),
+                       inference_ModelMetadataRequest_version(req), &m);
+  if (st != NULL) {
+    srv_call_fail(call, st);
+    return;
+  }
+  upb_Arena *a = srv_call_arena(call);
+  inference_ModelMetadataResponse *reply = inference_ModelMetadataResponse_new(a);
+  inference_ModelMetadataResponse_set_name(reply, view(m->name));
+  const srv_registry_entry_t *e =
+      srv_registry_find(srv_call_server(call)->registry, m->name, strlen(m->name));
+  for (size_t i = 0; i < e->version_count; i++)
+    inference_ModelMetadataResponse_add_versions(
+        reply, version_view(a, e->versions[i]->version), a);
+  upb_StringView platform = inference_ModelConfig_platform(m->config);
+  inference_ModelMetadataResponse_set_platform(
+      reply, platform.size ? platform : inference_ModelConfig_backend(m->config));
+  tensors_add(reply, m, true, a);
+  tensors_add(reply, m, false, a);
+  REPLY(inference_ModelMetadataResponse, reply);
+}
+
+void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(inference_ModelConfigRequest, "ModelConfig");
+  srv_model_t *m;
+  srv_status_t *st =
+      srv_model_lookup(srv_call_server(call), inference_ModelConfigRequest_name(req),
+                       inference_ModelConfigRequest_version(req), &m);
+  if (st != NULL) {
+    srv_call_fail(call, st);
+    return;
+  }
+  inference_ModelConfigResponse *reply =
+      inference_ModelConfigResponse_new(srv_call_arena(call));
+  /* The model's own config, serialized right here while the model lives. */
+  inference_ModelConfigResponse_set_config(reply, m->config);
+  REPLY(inference_ModelConfigResponse, reply);
+}
+
+static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
+  inference_StatisticDuration_set_count(d, srv_stat_load(&s->count));
+  inference_StatisticDuration_set_ns(d, srv_stat_load(&s->ns));
+}
+
+static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
+  srv_stats_t *s = &m->stats;
+  inference_ModelStatistics_set_name(out, view(m->name));
+  inference_ModelStatistics_set_version(out, version_view(a, m->version));
+  inference_ModelStatistics_set_last_inference(out, srv_stat_load(&s->last_inference_ms));
+  inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
+  inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
+  inference_InferStatistics *is =
+      inference_ModelStatistics_mutable_inference_stats(out, a);
+  duration_set(inference_InferStatistics_mutable_success(is, a), &s->success);
+  duration_set(inference_InferStatistics_mutable_fail(is, a), &s->fail);
+  duration_set(inference_InferStatistics_mutable_queue(is, a), &s->queue);
+  duration_set(inference_InferStatistics_mutable_compute_input(is, a), &s->compute_input);
+  duration_set(inference_InferStatistics_mutable_compute_infer(is, a), &s->compute_infer);
+  duration_set(inference_InferStatistics_mutable_compute_output(is, a),
+               &s->compute_output);
+  duration_set(inference_InferStatistics_mutable_cache_hit(is, a), &s->cache_hit);
+  duration_set(inference_InferStatistics_mutable_cache_miss(is, a), &s->cache_miss);
+  for (uint32_t b = 1; b <= s->batch_limit; b++) {
+    srv_batch_stats_t *bs = &s->batch_stats[b];
+    if (srv_stat_load(&bs->compute_infer.count) == 0) continue;
+    inference_InferBatchStatistics *o = inference_ModelStatistics_add_batch_stats(out, a);
+    inference_InferBatchStatistics_set_batch_size(o, b);
+    duration_set(inference_InferBatchStatistics_mutable_compute_input(o, a),
+                 &bs->compute_input);
+    duration_set(inference_InferBatchStatistics_mutable_compute_infer(o, a),
+                 &bs->compute_infer);
+    duration_set(inference_InferBatchStatistics_mutable_compute_output(o, a),
+                 &bs->compute_output);
+  }
+}
+
+/* All loaded versions of one entry, or just `version` (>= 0). */
+static void entry_stats(inference_ModelStatisticsResponse *reply,
+                        const srv_registry_entry_t *e, int64_t version, upb_Arena *a) {
+  for (size_t i = 0; i < e->version_count; i++)
+    if (version < 0 || e->versions[i]->version == version)
+      stats_fill(inference_ModelStatisticsResponse_add_model_stats(reply, a),
+                 e->versions[i], a);
+}
+
+void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len) {
+  PARSE_OR_FAIL(inference_ModelStatisticsRequest, "ModelStatistics");
+  upb_Arena *a = srv_call_arena(call);
+  srv_server_t *srv = srv_call_server(call);
+  upb_StringView name = inference_ModelStatisticsRequest_name(req);
+  upb_StringView version = inference_ModelStatisticsRequest_version(req);
+  inference_ModelStatisticsResponse *reply = inference_ModelStatisticsResponse_new(a);
+  if (name.size == 0) {
+    for (size_t i = 0; i < srv_registry_count(srv->registry); i++)
+      entry_stats(reply, srv_registry_at(srv->registry, i), -1, a);
+    REPLY(inference_ModelStatisticsResponse, reply);
+    return;
+  }
+  srv_model_t *m;
+  srv_status_t *st = srv_model_lookup(srv, name, version, &m);
+  if (st != NULL) {
+    srv_call_fail(call, st);
+    return;
+  }
+  int64_t v;
+  srv_version_parse(version, &v);
+  entry_stats(reply, srv_registry_find(srv->registry, name.data, name.size), v, a);
+  REPLY(inference_ModelStatisticsResponse, reply);
+}

@@ -1,0 +1,16 @@
+/* Handlers of the per-model RPCs: ModelReady, ModelMetadata, ModelConfig,
+ * ModelStatistics. They run on the call's actor and read the registry,
+ * which is read-only while serving, and statistics counters (relaxed). */
+#ifndef NEREID_SERVER_MODEL_RPCS_H
+#define NEREID_SERVER_MODEL_RPCS_H
+
+#include <stddef.h>
+
+#include "server/call.h"
+
+void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len);
+void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len);
+void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len);
+void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len);
+
+#endif

@@ -1,0 +1,103 @@
+/* The server's life: parse flags, load the models, start the gRPC frontend,
+ * wait for SIGINT/SIGTERM, then shut down in order. Exported from
+ * libtritonserver.so as nereid_main; main thread only. Signals are blocked
+ * in every other thread, so only sigwait here sees them. */
+#include <grpc/grpc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actors/runtime.h"
+#include "server/api/log.h"
+#include "server/core/registry.h"
+#include "server/frontend.h"
+#include "server/health.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "server/server.h"
+
+static void signals_block(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+static int options_load(srv_options_t *opt, int argc, char **argv) {
+  srv_status_t *st = srv_options_parse(opt, argc, argv);
+  if (st == NULL && opt->help) {
+    srv_options_usage(stdout);
+    return 0;
+  }
+  if (st == NULL) st = srv_options_validate(opt);
+  if (st == NULL) return -1; /* go on */
+  fprintf(stderr, "error: %s\n\n", srv_status_message(st));
+  if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) srv_options_usage(stderr);
+  srv_status_free(st);
+  return 1;
+}
+
+/* Stops accepting, lets in-flight calls finish (up to the exit timeout),
+ * then takes everything down in the reverse order of start-up. */
+static void server_shutdown(srv_server_t *srv) {
+  atomic_store_explicit(&srv->state, SRV_STATE_EXITING, memory_order_release);
+  srv_health_changed(srv->health); /* watches see NOT_SERVING, then end */
+  bool graceful = srv_frontend_shutdown(srv->frontend, srv->options->exit_timeout_secs);
+  srv_registry_stop(srv->registry);
+  srv_health_stop(srv->health);
+  act_runtime_quiesce(srv->runtime);
+  srv_registry_free(srv->registry); /* finalizes models, then backends */
+  srv_frontend_free(srv->frontend);
+  act_runtime_free(srv->runtime);
+  SRV_INFO("nereid stopped%s", graceful ? "" : " (in-flight calls were cancelled)");
+}
+
+__attribute__((visibility("default"))) int nereid_main(int argc, char **argv);
+
+int nereid_main(int argc, char **argv) {
+  srv_options_t opt;
+  int rc = options_load(&opt, argc, argv);
+  if (rc >= 0) {
+    srv_options_free(&opt);
+    return rc;
+  }
+  srv_log_set_verbose(opt.log_verbose);
+  api_log_set_verbose(opt.log_verbose);
+  sigset_t signals;
+  signals_block(&signals);
+
+  grpc_init();
+  srv_server_t srv = {.options = &opt};
+  act_config_t config = {.workers = (unsigned)opt.worker_threads, .batch = 0};
+  srv.runtime = act_runtime_new(&config);
+  if (srv.runtime == NULL) SRV_FATAL("cannot start the actor runtime");
+  srv.health = srv_health_new(&srv);
+  srv.registry = srv_registry_load(&srv);
+  srv_status_t *st = srv_frontend_start(&srv, &srv.frontend);
+  if (st != NULL) {
+    fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
+    srv_status_free(st);
+    srv_registry_stop(srv.registry);
+    srv_health_stop(srv.health);
+    act_runtime_quiesce(srv.runtime);
+    srv_registry_free(srv.registry);
+    act_runtime_free(srv.runtime);
+    grpc_shutdown();
+    srv_options_free(&opt);
+    return 1;
+  }
+  atomic_store_explicit(&srv.state, SRV_STATE_READY, memory_order_release);
+  srv_health_changed(srv.health);
+  SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers)", opt.grpc_address,
+           srv_frontend_port(srv.frontend), act_runtime_workers(srv.runtime));
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  SRV_INFO("received %s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  server_shutdown(&srv);
+  grpc_shutdown();
+  srv_options_free(&opt);
+  return 0;
+}
