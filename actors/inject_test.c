@@ -2,6 +2,7 @@
  * consumer (order) and against several consumers (exactly once). */
 #include "actors/inject.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 #include "actors/testing.h"
@@ -118,13 +119,18 @@ static void torture_consumers_take_each_once(void) { run_torture(CONSUMERS); }
  * items outstanding; the one consumer, whenever a pop returns nothing,
  * checks that "empty" is never claimed while a completed push is unpopped
  * (the stub re-inserted behind an in-flight push once made that happen). */
-enum { VIS_ITEMS = ACT_TEST_N(1000000, 100000), VIS_WINDOW = 2 };
+enum { VIS_ITEMS = ACT_TEST_N(200000, 20000), VIS_WINDOW = 2 };
 static atomic_ullong vis_pushed, vis_popped;
+static atomic_bool vis_stop; /* the consumer gave up: the producer leaves too */
 
+/* Both sides yield while they wait: on two shared cores a pure spin can
+ * hold the core the other side needs for a whole scheduler quantum. */
 static void *vis_producer(void *arg) {
   item_t *its = arg;
   for (uint32_t i = 0; i < VIS_ITEMS; i++) {
     while (atomic_load(&vis_pushed) - atomic_load(&vis_popped) >= VIS_WINDOW) {
+      if (atomic_load(&vis_stop)) return NULL;
+      sched_yield();
     }
     act_inject_push(&queue, &its[i].link);
     atomic_fetch_add(&vis_pushed, 1);
@@ -138,6 +144,7 @@ static void empty_never_hides_a_completed_push(void) {
   act_inject_init(&queue);
   atomic_store(&vis_pushed, 0);
   atomic_store(&vis_popped, 0);
+  atomic_store(&vis_stop, false);
   pthread_t th;
   pthread_create(&th, NULL, vis_producer, its);
   unsigned long long hidden = 0, popped = 0;
@@ -152,7 +159,9 @@ static void empty_never_hides_a_completed_push(void) {
      * it first means the exchange is before our emptiness check. */
     unsigned long long pushed = atomic_load(&vis_pushed);
     if (pushed > popped && act_inject_is_empty(&queue)) hidden++;
+    sched_yield();
   }
+  atomic_store(&vis_stop, true);
   pthread_join(th, NULL);
   CHECK_EQ_U64(popped, VIS_ITEMS);
   CHECK_EQ_U64(hidden, 0);

@@ -74,16 +74,17 @@ static void watch_end(watch_t *w, grpc_status_code code, const char *details) {
   batch_start(w, ops, n, &w->tag_status_sent);
 }
 
-/* Sends the latest status if it differs from the last one sent. */
+/* Sends the latest status if it differs from the last one sent; once
+ * nothing is left to send and the server is exiting, ends the stream. The
+ * order matters: a watcher must see NOT_SERVING before the stream ends. */
 static void watch_pump(watch_t *w) {
   if (w->ending || w->closed || w->send_busy) return;
-  if (w->end_wanted) {
-    watch_end(w, GRPC_STATUS_UNAVAILABLE, "server is exiting");
+  int status = w->known_service ? w->wanted
+                                : grpc_health_v1_HealthCheckResponse_SERVICE_UNKNOWN;
+  if (status == w->sent || w->wanted == 0) {
+    if (w->end_wanted) watch_end(w, GRPC_STATUS_UNAVAILABLE, "server is exiting");
     return;
   }
-  int status =
-      w->known_service ? w->wanted : grpc_health_v1_HealthCheckResponse_SERVICE_UNKNOWN;
-  if (status == w->sent || w->wanted == 0) return;
   grpc_health_v1_HealthCheckResponse *reply =
       grpc_health_v1_HealthCheckResponse_new(w->arena);
   grpc_health_v1_HealthCheckResponse_set_status(reply, status);

@@ -37,7 +37,7 @@ static void bytes_serialize(const upb_StringView *v, size_t n, upb_Arena *arena,
     p[off + 1] = (unsigned char)(len >> 8);
     p[off + 2] = (unsigned char)(len >> 16);
     p[off + 3] = (unsigned char)(len >> 24);
-    memcpy(p + off + 4, v[i].data, v[i].size);
+    if (v[i].size > 0) memcpy(p + off + 4, v[i].data, v[i].size);
     off += 4 + v[i].size;
   }
   buf->base = p;

@@ -20,7 +20,7 @@ static void *arena_alloc(upb_Arena *a, size_t size) {
 
 static const char *arena_str(upb_Arena *a, upb_StringView v) {
   char *s = arena_alloc(a, v.size + 1);
-  memcpy(s, v.data, v.size);
+  if (v.size > 0) memcpy(s, v.data, v.size); /* empty views may be NULL */
   s[v.size] = '\0';
   return s;
 }

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-TARGET = re.compile(r"^(//\S+)\s+(PASSED|FAILED|TIMEOUT|NO STATUS|FLAKY|"
+TARGET = re.compile(r"^(//\S+)\s+(?:\(cached\)\s+)?(PASSED|FAILED|TIMEOUT|NO STATUS|FLAKY|"
                     r"FAILED TO BUILD|INCOMPLETE)\b")
 UNIT = re.compile(r"^unit: (\d+) passed, (\d+) failed")
 

@@ -16,7 +16,7 @@ static bool view_eq(upb_StringView v, const char *s) {
 static const char *arena_str(upb_Arena *a, upb_StringView v) {
   char *s = upb_Arena_Malloc(a, v.size + 1);
   if (s == NULL) SRV_FATAL("out of memory");
-  memcpy(s, v.data, v.size);
+  if (v.size > 0) memcpy(s, v.data, v.size); /* empty views may be NULL */
   s[v.size] = '\0';
   return s;
 }

@@ -16,6 +16,10 @@ import time
 import unittest
 
 NEREID = os.environ.get("NEREID_BIN", "server/nereid")
+# Built-in backends (<dir>/<name>/libtriton_<name>.so) and example models,
+# from the test's runfiles.
+BACKENDS = os.path.abspath(os.environ.get("NEREID_BACKENDS", "backends"))
+EXAMPLES = os.path.abspath(os.environ.get("NEREID_EXAMPLES", "examples/models"))
 sys.path.insert(0, os.environ.get("NEREID_STUBS", "proto"))
 
 import grpc  # noqa: E402
@@ -39,7 +43,8 @@ class Server:
         self.port = None
         repo = repo if repo is not None else os.environ.get(
             "NEREID_TEST_REPO", os.environ.get("TEST_TMPDIR", "/tmp"))
-        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"]
+        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0",
+                "--backend-directory=" + BACKENDS]
         if repo:
             argv.append("--model-repository=" + repo)
         argv += list(args)
@@ -124,6 +129,7 @@ def main():
     result = runner.run(suite)
     failed = len(result.failures) + len(result.errors) + len(
         result.unexpectedSuccesses)
-    passed = result.testsRun - failed - len(result.skipped)
+    # A failing setUpClass is an error without a run test: never below 0.
+    passed = max(0, result.testsRun - failed - len(result.skipped))
     print("unit: %d passed, %d failed" % (passed, failed), flush=True)
     sys.exit(0 if failed == 0 else 1)

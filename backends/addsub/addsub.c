@@ -1,0 +1,122 @@
+/* The addsub backend: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1,
+ * elementwise, for Triton's `simple` (INT32) and `simple_int8` (INT8)
+ * models and any other integer or float type. Entry points run on the
+ * server's loading threads (initialize/finalize) and on each instance's
+ * execute thread; all state is read-only after model load. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/addsub/addsub_kernel.h"
+#include "backends/common/datatype.h"
+#include "backends/common/error.h"
+#include "backends/common/input.h"
+#include "backends/common/output.h"
+#include "backends/common/shape.h"
+#include "backends/common/simple_backend.h"
+
+static const char *const kInputs[2] = {"INPUT0", "INPUT1"};
+
+/* Each output and whether it subtracts. */
+static const struct {
+  const char *name;
+  bool subtract;
+} kOutputs[2] = {{"OUTPUT0", false}, {"OUTPUT1", true}};
+
+/* All four tensors must exist with one datatype and the same dims. */
+static bool validate(const bk_model_config_t *cfg, char *err, size_t len) {
+  if (cfg->input_count != 2 || cfg->output_count != 2) {
+    snprintf(err, len, "expected inputs INPUT0, INPUT1 and outputs OUTPUT0, OUTPUT1");
+    return false;
+  }
+  const bk_tensor_config_t *first = bk_model_config_input(cfg, kInputs[0]);
+  for (int i = 0; i < 4; i++) {
+    const char *name = i < 2 ? kInputs[i] : kOutputs[i - 2].name;
+    const bk_tensor_config_t *t =
+        i < 2 ? bk_model_config_input(cfg, name) : bk_model_config_output(cfg, name);
+    if (t == NULL) {
+      snprintf(err, len, "missing %s '%s'", i < 2 ? "input" : "output", name);
+      return false;
+    }
+    if (!addsub_kernel_supports(t->datatype)) {
+      snprintf(err, len, "tensor '%s': datatype %s is not an integer or float type", name,
+               bk_datatype_name(t->datatype));
+      return false;
+    }
+    if (t->datatype != first->datatype ||
+        !bk_shape_equal(t->dims, t->dims_count, first->dims, first->dims_count)) {
+      snprintf(err, len, "tensor '%s' must have the datatype and dims of INPUT0", name);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Both inputs must have the model's datatype and one shape that the config
+ * allows. */
+static TRITONSERVER_Error *check_inputs(const bk_model_config_t *cfg, const bk_input_t *a,
+                                        const bk_input_t *b) {
+  TRITONSERVER_DataType want = cfg->inputs[0].datatype;
+  const bk_input_t *in[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    if (in[i]->datatype != want) {
+      return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
+                      "input '%s': datatype %s, expected %s", kInputs[i],
+                      bk_datatype_name(in[i]->datatype), bk_datatype_name(want));
+    }
+  }
+  char sa[96], sb[96];
+  if (!bk_shape_equal(a->shape, a->dims_count, b->shape, b->dims_count)) {
+    return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
+                    "input 'INPUT0' shape %s and input 'INPUT1' shape %s differ",
+                    bk_shape_format(a->shape, a->dims_count, sa, sizeof sa),
+                    bk_shape_format(b->shape, b->dims_count, sb, sizeof sb));
+  }
+  char why[BK_ERROR_MAX - 32];
+  const bk_tensor_config_t *t = bk_model_config_input(cfg, kInputs[0]);
+  if (!bk_model_config_check_shape(cfg, t, a->shape, a->dims_count, why, sizeof why)) {
+    return bk_error(TRITONSERVER_ERROR_INVALID_ARG, "%s", why);
+  }
+  return NULL;
+}
+
+/* Creates only the outputs the client asked for. */
+static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
+                                   TRITONBACKEND_Response *response, const bk_input_t *a,
+                                   const bk_input_t *b) {
+  for (int i = 0; i < 2; i++) {
+    bool wanted = false;
+    BK_RETURN_IF_ERROR(bk_output_requested(request, kOutputs[i].name, &wanted));
+    if (!wanted) continue;
+    void *out = NULL;
+    BK_RETURN_IF_ERROR(bk_output_new(response, kOutputs[i].name, a->datatype, a->shape,
+                                     a->dims_count, a->byte_size, &out));
+    if (a->element_count > 0) {
+      addsub_kernel_run(a->datatype, kOutputs[i].subtract, a->data, b->data, out,
+                        (size_t)a->element_count);
+    }
+  }
+  return NULL;
+}
+
+static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
+                                   TRITONBACKEND_Response *response,
+                                   uint64_t *batch_size) {
+  const bk_model_config_t *cfg = ctx;
+  bk_input_t a, b;
+  BK_RETURN_IF_ERROR(bk_input_read(request, kInputs[0], &a));
+  TRITONSERVER_Error *err = bk_input_read(request, kInputs[1], &b);
+  if (err != NULL) {
+    bk_input_release(&a);
+    return err;
+  }
+  err = check_inputs(cfg, &a, &b);
+  if (err == NULL) err = compute(request, response, &a, &b);
+  if (err == NULL && cfg->max_batch_size > 0) *batch_size = (uint64_t)a.shape[0];
+  bk_input_release(&a);
+  bk_input_release(&b);
+  return err;
+}
+
+static const bk_simple_backend_t kBackend = {"addsub", validate, respond};
+
+BK_DEFINE_SIMPLE_BACKEND(kBackend)

@@ -1,0 +1,25 @@
+/* Creating a response's outputs: which outputs the client asked for, and an
+ * output with its CPU buffer. Called by whichever thread builds the
+ * response (one thread per response at a time, as the API requires). */
+#ifndef NEREID_BACKENDS_COMMON_OUTPUT_H
+#define NEREID_BACKENDS_COMMON_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "triton/core/tritonbackend.h"
+
+/** Whether output `name` is among the request's requested outputs. The
+ * server lists every model output when the client named none, so a backend
+ * creates exactly the outputs listed. */
+TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const char *name,
+                                        bool *requested);
+
+/** Adds output `name` (type and shape are copied) and gets its buffer of
+ * byte_size bytes in CPU memory; *buffer belongs to the response. A buffer
+ * placed in GPU memory is an UNSUPPORTED error naming the output. */
+TRITONSERVER_Error *bk_output_new(TRITONBACKEND_Response *response, const char *name,
+                                  TRITONSERVER_DataType datatype, const int64_t *shape,
+                                  uint32_t dims_count, uint64_t byte_size, void **buffer);
+
+#endif

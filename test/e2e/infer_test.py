@@ -1,0 +1,270 @@
+"""End to end: ModelInfer on the example models, every request error the
+server must catch, model metadata/config/readiness, and statistics that add
+up exactly under concurrent clients."""
+
+import threading
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+from harness import Server
+import grpc_service_pb2 as pb
+
+
+def infer_request(model, inputs, outputs=None, version="", rid=""):
+    """inputs: list of (name, datatype, numpy array) sent as raw contents."""
+    req = pb.ModelInferRequest(model_name=model, model_version=version, id=rid)
+    for name, dtype, arr in inputs:
+        t = req.inputs.add()
+        t.name = name
+        t.datatype = dtype
+        t.shape.extend(arr.shape)
+        req.raw_input_contents.append(arr.tobytes())
+    for name in outputs or []:
+        req.outputs.add().name = name
+    return req
+
+
+def bytes_tensor(values):
+    """BYTES wire format: 4-byte little-endian length + bytes, per element."""
+    out = b""
+    for v in values:
+        v = v if isinstance(v, bytes) else str(v).encode()
+        out += len(v).to_bytes(4, "little") + v
+    return out
+
+
+def bytes_elements(raw):
+    out, i = [], 0
+    while i < len(raw):
+        n = int.from_bytes(raw[i:i + 4], "little")
+        out.append(raw[i + 4:i + 4 + n])
+        i += 4 + n
+    return out
+
+
+def output(resp, name, dtype):
+    for i, o in enumerate(resp.outputs):
+        if o.name == name:
+            return np.frombuffer(resp.raw_output_contents[i], dtype=dtype).reshape(o.shape)
+    raise AssertionError("no output %s in %s" % (name, [o.name for o in resp.outputs]))
+
+
+class Infer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(repo=harness.EXAMPLES)
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        assert code == 0, "exit code %d\n%s" % (code, cls.server.text())
+
+    def simple_inputs(self, batch=1, dtype=np.int32, name="INT32"):
+        a = np.arange(16 * batch, dtype=dtype).reshape(batch, 16)
+        b = np.full((batch, 16), 3, dtype=dtype)
+        return a, b, [("INPUT0", name, a), ("INPUT1", name, b)]
+
+    def expect_error(self, req, code, *needles):
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelInfer(req, timeout=30)
+        self.assertEqual(cm.exception.code(), code, cm.exception.details())
+        for n in needles:
+            self.assertIn(n, cm.exception.details())
+
+    def test_simple_add_sub(self):
+        a, b, inputs = self.simple_inputs()
+        r = self.stub.ModelInfer(infer_request("simple", inputs, rid="my-id"))
+        self.assertEqual(r.model_name, "simple")
+        self.assertEqual(r.model_version, "1")
+        self.assertEqual(r.id, "my-id")
+        self.assertEqual([o.name for o in r.outputs], ["OUTPUT0", "OUTPUT1"])
+        self.assertEqual(list(r.outputs[0].shape), [1, 16])
+        self.assertEqual(r.outputs[0].datatype, "INT32")
+        np.testing.assert_array_equal(output(r, "OUTPUT0", np.int32), a + b)
+        np.testing.assert_array_equal(output(r, "OUTPUT1", np.int32), a - b)
+
+    def test_simple_full_batch_and_version(self):
+        a, b, inputs = self.simple_inputs(batch=8)
+        r = self.stub.ModelInfer(infer_request("simple", inputs, version="1"))
+        np.testing.assert_array_equal(output(r, "OUTPUT0", np.int32), a + b)
+
+    def test_typed_contents(self):
+        req = pb.ModelInferRequest(model_name="simple")
+        for name, vals in (("INPUT0", range(16)), ("INPUT1", [2] * 16)):
+            t = req.inputs.add()
+            t.name, t.datatype = name, "INT32"
+            t.shape.extend([1, 16])
+            t.contents.int_contents.extend(vals)
+        r = self.stub.ModelInfer(req)
+        np.testing.assert_array_equal(output(r, "OUTPUT1", np.int32)[0],
+                                      np.arange(16) - 2)
+
+    def test_requested_output_subset(self):
+        a, b, inputs = self.simple_inputs()
+        r = self.stub.ModelInfer(infer_request("simple", inputs, outputs=["OUTPUT1"]))
+        self.assertEqual([o.name for o in r.outputs], ["OUTPUT1"])
+        np.testing.assert_array_equal(output(r, "OUTPUT1", np.int32), a - b)
+
+    def test_int8_wraps(self):
+        a = np.full((1, 16), 127, dtype=np.int8)
+        b = np.full((1, 16), 1, dtype=np.int8)
+        r = self.stub.ModelInfer(infer_request(
+            "simple_int8", [("INPUT0", "INT8", a), ("INPUT1", "INT8", b)]))
+        np.testing.assert_array_equal(output(r, "OUTPUT0", np.int8), np.full((1, 16), -128))
+        np.testing.assert_array_equal(output(r, "OUTPUT1", np.int8), np.full((1, 16), 126))
+
+    def test_string_add_sub(self):
+        req = pb.ModelInferRequest(model_name="simple_string")
+        for name, vals in (("INPUT0", range(16)), ("INPUT1", [5] * 16)):
+            t = req.inputs.add()
+            t.name, t.datatype = name, "BYTES"
+            t.shape.extend([1, 16])
+            req.raw_input_contents.append(bytes_tensor(vals))
+        r = self.stub.ModelInfer(req)
+        sums = [int(x) for x in bytes_elements(r.raw_output_contents[0])]
+        diffs = [int(x) for x in bytes_elements(r.raw_output_contents[1])]
+        self.assertEqual(sums, [i + 5 for i in range(16)])
+        self.assertEqual(diffs, [i - 5 for i in range(16)])
+
+    def test_string_bad_element(self):
+        req = pb.ModelInferRequest(model_name="simple_string")
+        for name in ("INPUT0", "INPUT1"):
+            t = req.inputs.add()
+            t.name, t.datatype = name, "BYTES"
+            t.shape.extend([1, 16])
+            req.raw_input_contents.append(bytes_tensor(["x"] * 16))
+        self.expect_error(req, grpc.StatusCode.INVALID_ARGUMENT, "INPUT0")
+
+    def test_identity_bytes(self):
+        vals = [b"", b"a", b"\x00\xff binary", "ünïcode".encode()]
+        req = pb.ModelInferRequest(model_name="simple_identity")
+        t = req.inputs.add()
+        t.name, t.datatype = "INPUT0", "BYTES"
+        t.shape.extend([1, len(vals)])
+        req.raw_input_contents.append(bytes_tensor(vals))
+        r = self.stub.ModelInfer(req)
+        self.assertEqual(bytes_elements(r.raw_output_contents[0]), vals)
+        self.assertEqual(list(r.outputs[0].shape), [1, len(vals)])
+
+    def test_decoupled_model_refused_on_unary(self):
+        req = infer_request("repeat_int32", [
+            ("IN", "INT32", np.arange(3, dtype=np.int32)),
+            ("DELAY", "UINT32", np.zeros(3, dtype=np.uint32)),
+            ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))])
+        self.expect_error(req, grpc.StatusCode.UNIMPLEMENTED, "decoupled", "repeat_int32")
+
+    def test_request_errors(self):
+        a, b, inputs = self.simple_inputs()
+        E = grpc.StatusCode
+        self.expect_error(infer_request("nosuch", inputs), E.UNAVAILABLE, "nosuch")
+        self.expect_error(infer_request("simple", inputs, version="7"), E.UNAVAILABLE,
+                          "simple", "7")
+        self.expect_error(infer_request("simple", inputs, version="x1"),
+                          E.INVALID_ARGUMENT, "x1")
+        self.expect_error(infer_request("simple", inputs[:1]), E.INVALID_ARGUMENT,
+                          "INPUT1", "simple")
+        self.expect_error(infer_request("simple", inputs + [("INPUT9", "INT32", a)]),
+                          E.INVALID_ARGUMENT, "INPUT9")
+        self.expect_error(infer_request("simple", [("INPUT0", "FP32", a.astype(np.float32)),
+                                                   inputs[1]]),
+                          E.INVALID_ARGUMENT, "INPUT0", "FP32", "INT32")
+        self.expect_error(infer_request("simple", [("INPUT0", "INT32", a[:, :15]),
+                                                   inputs[1]]),
+                          E.INVALID_ARGUMENT, "INPUT0", "[-1,16]", "[1,15]")
+        big = np.zeros((9, 16), dtype=np.int32)
+        self.expect_error(infer_request("simple", [("INPUT0", "INT32", big),
+                                                   ("INPUT1", "INT32", big)]),
+                          E.INVALID_ARGUMENT, "batch-size must be <= 8")
+        self.expect_error(infer_request("simple", inputs, outputs=["OUTPUT7"]),
+                          E.INVALID_ARGUMENT, "OUTPUT7")
+        req = infer_request("simple", inputs)
+        req.raw_input_contents[0] = req.raw_input_contents[0][:-4]
+        self.expect_error(req, E.INVALID_ARGUMENT, "byte size", "INPUT0")
+        req = infer_request("simple", inputs)
+        del req.raw_input_contents[1]
+        self.expect_error(req, E.INVALID_ARGUMENT, "raw_input_contents")
+        req = infer_request("simple", inputs)
+        req.inputs[0].contents.int_contents.extend(range(16))
+        self.expect_error(req, E.INVALID_ARGUMENT, "contents", "INPUT0")
+        call = self.server.connect().unary_unary(
+            "/inference.GRPCInferenceService/ModelInfer")
+        with self.assertRaises(grpc.RpcError) as cm:
+            call(b"\x0a\xff\xff", timeout=10)
+        self.assertEqual(cm.exception.code(), E.INVALID_ARGUMENT)
+        # Still serving.
+        self.stub.ModelInfer(infer_request("simple", inputs))
+
+    def test_metadata_config_ready(self):
+        md = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="simple"))
+        self.assertEqual(md.name, "simple")
+        self.assertEqual(list(md.versions), ["1"])
+        self.assertEqual([(t.name, t.datatype, list(t.shape)) for t in md.inputs],
+                         [("INPUT0", "INT32", [-1, 16]), ("INPUT1", "INT32", [-1, 16])])
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="simple")).config
+        self.assertEqual(cfg.name, "simple")
+        self.assertEqual(cfg.max_batch_size, 8)
+        self.assertEqual(len(cfg.instance_group), 1)
+        self.assertEqual(cfg.instance_group[0].count, 1)
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="simple")).ready)
+        self.assertTrue(self.stub.ModelReady(
+            pb.ModelReadyRequest(name="simple", version="1")).ready)
+        self.assertFalse(self.stub.ModelReady(
+            pb.ModelReadyRequest(name="simple", version="2")).ready)
+        self.assertFalse(self.stub.ModelReady(pb.ModelReadyRequest(name="nosuch")).ready)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelMetadata(pb.ModelMetadataRequest(name="nosuch"))
+        self.assertIn("nosuch", cm.exception.details())
+
+
+class Statistics(unittest.TestCase):
+    def test_counts_add_up_under_concurrency(self):
+        """16 clients x 50 requests of batch 2 on one model: every result is
+        right and the statistics count exactly what was sent."""
+        server = Server(repo=harness.EXAMPLES)
+        try:
+            errors = []
+
+            def client(seed):
+                try:
+                    with grpc.insecure_channel(server.address) as ch:
+                        stub = __import__("grpc_service_pb2_grpc").GRPCInferenceServiceStub(ch)
+                        for i in range(50):
+                            a = np.full((2, 16), seed * 1000 + i, dtype=np.int32)
+                            b = np.arange(32, dtype=np.int32).reshape(2, 16)
+                            r = stub.ModelInfer(infer_request(
+                                "simple", [("INPUT0", "INT32", a), ("INPUT1", "INT32", b)]),
+                                timeout=60)
+                            np.testing.assert_array_equal(output(r, "OUTPUT0", np.int32), a + b)
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=client, args=(s,)) for s in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(300)
+            self.assertEqual(errors, [])
+            stub = server.inference()
+            stats = stub.ModelStatistics(pb.ModelStatisticsRequest(name="simple"))
+            self.assertEqual(len(stats.model_stats), 1)
+            s = stats.model_stats[0]
+            self.assertEqual(s.inference_stats.success.count, 800)
+            self.assertEqual(s.inference_stats.fail.count, 0)
+            self.assertEqual(s.inference_count, 1600)
+            self.assertEqual(s.execution_count, 800)
+            self.assertEqual([(b.batch_size, b.compute_infer.count) for b in s.batch_stats],
+                             [(2, 800)])
+            self.assertGreater(s.last_inference, 0)
+            self.assertGreater(s.inference_stats.compute_infer.ns, 0)
+            every = stub.ModelStatistics(pb.ModelStatisticsRequest())
+            self.assertIn("simple", [m.name for m in every.model_stats])
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+
+if __name__ == "__main__":
+    harness.main()
