@@ -79,8 +79,8 @@ static void watch_end(watch_t *w, grpc_status_code code, const char *details) {
  * order matters: a watcher must see NOT_SERVING before the stream ends. */
 static void watch_pump(watch_t *w) {
   if (w->ending || w->closed || w->send_busy) return;
-  int status = w->known_service ? w->wanted
-                                : grpc_health_v1_HealthCheckResponse_SERVICE_UNKNOWN;
+  int status =
+      w->known_service ? w->wanted : grpc_health_v1_HealthCheckResponse_SERVICE_UNKNOWN;
   if (status == w->sent || w->wanted == 0) {
     if (w->end_wanted) watch_end(w, GRPC_STATUS_UNAVAILABLE, "server is exiting");
     return;

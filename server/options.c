@@ -10,7 +10,12 @@
 
 #include "server/log.h"
 
-typedef enum { FLAG_STRING, FLAG_STRING_LIST, FLAG_INT, FLAG_BOOL } flag_kind_t;
+typedef enum {
+  FLAG_STRING,
+  FLAG_STRING_LIST, /* offset: the char ** list; its count follows it */
+  FLAG_INT,
+  FLAG_BOOL,
+} flag_kind_t;
 
 typedef struct {
   const char *name;
@@ -22,11 +27,22 @@ typedef struct {
 
 #define OPT(field) offsetof(srv_options_t, field)
 
+/* FLAG_STRING_LIST finds a list's count right after the list. */
+_Static_assert(offsetof(srv_options_t, model_repository_count) ==
+                   offsetof(srv_options_t, model_repositories) + sizeof(char **),
+               "count must follow its list");
+_Static_assert(offsetof(srv_options_t, backend_config_count) ==
+                   offsetof(srv_options_t, backend_configs) + sizeof(char **),
+               "count must follow its list");
+
 static const flag_t flags[] = {
     {"model-repository", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
      "Path of a model repository; repeat for several."},
     {"model-store", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
      "Same as --model-repository (tritonserver's older name)."},
+    {"backend-config", FLAG_STRING_LIST, OPT(backend_configs), 0, 0,
+     "Setting for one backend, <backend>,<key>=<value>; repeatable. The backend "
+     "reads it from TRITONBACKEND_BackendConfig."},
     {"backend-directory", FLAG_STRING, OPT(backend_directory), 0, 0,
      "Folder of backends, <dir>/<name>/libtriton_<name>.so "
      "(default /opt/tritonserver/backends)."},
@@ -80,12 +96,13 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
       *(char **)slot = dup_or_die(value);
       return NULL;
     case FLAG_STRING_LIST: {
-      size_t n = opt->model_repository_count;
-      char **list = realloc(opt->model_repositories, (n + 1) * sizeof *list);
-      if (list == NULL) SRV_FATAL("out of memory");
-      list[n] = dup_or_die(value);
-      opt->model_repositories = list;
-      opt->model_repository_count = n + 1;
+      char ***list = slot;
+      size_t *count = (size_t *)((char *)slot + sizeof(char **));
+      char **grown = realloc(*list, (*count + 1) * sizeof *grown);
+      if (grown == NULL) SRV_FATAL("out of memory");
+      grown[*count] = dup_or_die(value);
+      *list = grown;
+      *count += 1;
       return NULL;
     }
     case FLAG_INT: {
@@ -150,6 +167,13 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
   if (opt->allow_http)
     return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
                           "--allow-http=true: HTTP/REST is not implemented yet");
+  for (size_t i = 0; i < opt->backend_config_count; i++) {
+    const char *c = opt->backend_configs[i];
+    const char *comma = strchr(c, ',');
+    if (comma == NULL || comma == c || strchr(comma, '=') == NULL || comma[1] == '=')
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "--backend-config '%s': expected <backend>,<key>=<value>", c);
+  }
   if (opt->model_repository_count == 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "--model-repository must be specified");
@@ -179,6 +203,8 @@ void srv_options_free(srv_options_t *opt) {
   for (size_t i = 0; i < opt->model_repository_count; i++)
     free(opt->model_repositories[i]);
   free(opt->model_repositories);
+  for (size_t i = 0; i < opt->backend_config_count; i++) free(opt->backend_configs[i]);
+  free(opt->backend_configs);
   free(opt->grpc_address);
   free(opt->backend_directory);
   memset(opt, 0, sizeof *opt);

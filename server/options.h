@@ -13,6 +13,8 @@
 typedef struct {
   char **model_repositories; /* --model-repository, repeatable */
   size_t model_repository_count;
+  char **backend_configs; /* --backend-config=<backend>,<key>=<value>, repeatable */
+  size_t backend_config_count;
   char *backend_directory; /* --backend-directory */
   char *grpc_address;      /* --grpc-address, default 0.0.0.0 */
   int grpc_port;           /* --grpc-port, default 8001; 0 picks a free port */

@@ -6,9 +6,9 @@
 #include "server/core/registry.h"
 #include "server/log.h"
 
-/* Nothing optional is implemented yet; entries are added as they land. */
-const char *const srv_extensions[] = {NULL};
-const size_t srv_extension_count = 0;
+/* Triton's extension names, for what really works; more as they land. */
+const char *const srv_extensions[] = {"model_configuration", "statistics"};
+const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
 /* Serializes a reply built in the call's arena and sends it. */
 #define REPLY(call, type, msg)                                         \

@@ -75,8 +75,54 @@ static void backend_free(TRITONBACKEND_Backend *b) {
   free(b);
 }
 
+/* Appends "key":"value" to a JSON object under construction. */
+static void json_pair(char **json, size_t *len, const char *key, size_t key_len,
+                      const char *value) {
+  size_t need = *len + 2 * (key_len + strlen(value)) + 8;
+  *json = realloc(*json, need + 1);
+  if (*json == NULL) SRV_FATAL("out of memory");
+  char *p = *json + *len;
+  if ((*json)[*len - 1] != '{') *p++ = ',';
+  const char *parts[2] = {key, value};
+  size_t lens[2] = {key_len, strlen(value)};
+  for (int k = 0; k < 2; k++) {
+    *p++ = '"';
+    for (size_t i = 0; i < lens[k]; i++) {
+      char c = parts[k][i];
+      if (c == '"' || c == '\\') *p++ = '\\';
+      *p++ = (unsigned char)c < 0x20 ? ' ' : c;
+    }
+    *p++ = '"';
+    if (k == 0) *p++ = ':';
+  }
+  *len = (size_t)(p - *json);
+  (*json)[*len] = '\0';
+}
+
+/* {"cmdline":{...}}: the server-wide settings tritonserver passes to every
+ * backend, then this backend's --backend-config pairs. */
+static char *config_json_build(const char *name, const srv_options_t *opt) {
+  char *json = dup_or_die("{\"cmdline\":{");
+  size_t len = strlen(json);
+  json_pair(&json, &len, "backend-directory", strlen("backend-directory"),
+            opt->backend_directory);
+  json_pair(&json, &len, "default-max-batch-size", strlen("default-max-batch-size"), "4");
+  size_t name_len = strlen(name);
+  for (size_t i = 0; i < opt->backend_config_count; i++) {
+    const char *c = opt->backend_configs[i];
+    if (strncmp(c, name, name_len) != 0 || c[name_len] != ',') continue;
+    const char *key = c + name_len + 1;
+    const char *eq = strchr(key, '=');
+    json_pair(&json, &len, key, (size_t)(eq - key), eq + 1);
+  }
+  json = realloc(json, len + 3);
+  if (json == NULL) SRV_FATAL("out of memory");
+  strcpy(json + len, "}}");
+  return json;
+}
+
 static srv_status_t *backend_open(const char *name, const char *path,
-                                  TRITONBACKEND_Backend **out) {
+                                  const srv_options_t *opt, TRITONBACKEND_Backend **out) {
   TRITONBACKEND_Backend *b = calloc(1, sizeof *b);
   if (b == NULL) SRV_FATAL("out of memory");
   b->name = dup_or_die(name);
@@ -84,7 +130,7 @@ static srv_status_t *backend_open(const char *name, const char *path,
   b->dir = dup_or_die(path);
   char *slash = strrchr(b->dir, '/');
   if (slash != NULL) *slash = '\0';
-  b->config_json = dup_or_die("{\"cmdline\":{}}");
+  b->config_json = config_json_build(name, opt);
   b->policy = TRITONBACKEND_EXECUTION_BLOCKING;
   b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   srv_status_t *st = NULL;
@@ -114,7 +160,9 @@ static srv_status_t *backend_open(const char *name, const char *path,
 
 srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
                                   const char *model_dir, const char *version_dir,
-                                  const char *backend_dir, TRITONBACKEND_Backend **out) {
+                                  const srv_options_t *options,
+                                  TRITONBACKEND_Backend **out) {
+  const char *backend_dir = options->backend_directory;
   char path[PATH_MAX];
   if (!library_find(name, runtime, model_dir, version_dir, backend_dir, path,
                     sizeof path))
@@ -130,7 +178,7 @@ srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
     if (strcmp(b->path, path) == 0) break;
   if (b == NULL) {
     /* Initialized under the lock: two models of one backend load it once. */
-    st = backend_open(name, path, &b);
+    st = backend_open(name, path, options, &b);
     if (st == NULL) {
       b->next = backends;
       backends = b;

@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_CORE_BACKEND_H
 #define NEREID_SERVER_CORE_BACKEND_H
 
+#include "server/options.h"
 #include "server/status.h"
 #include "triton/core/tritonbackend.h"
 
@@ -35,7 +36,8 @@ struct TRITONBACKEND_Backend {
  *  Loading threads; the returned backend lives until srv_backends_finalize. */
 srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
                                   const char *model_dir, const char *version_dir,
-                                  const char *backend_dir, TRITONBACKEND_Backend **out);
+                                  const srv_options_t *options,
+                                  TRITONBACKEND_Backend **out);
 
 /** Calls TRITONBACKEND_Finalize of every initialized backend and closes
  *  them. Main thread at exit, after every model is finalized. */

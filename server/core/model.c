@@ -58,8 +58,8 @@ static srv_status_t *backend_attach(srv_model_t *m) {
   char name[256], runtime[256];
   snprintf(name, sizeof name, "%.*s", (int)b.size, b.data);
   snprintf(runtime, sizeof runtime, "%.*s", (int)rt.size, rt.data);
-  return srv_backend_acquire(name, runtime, m->dir, m->version_dir,
-                             m->server->options->backend_directory, &m->backend);
+  return srv_backend_acquire(name, runtime, m->dir, m->version_dir, m->server->options,
+                             &m->backend);
 }
 
 static srv_status_t *backend_model_init(srv_model_t *m) {

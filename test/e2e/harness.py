@@ -20,6 +20,8 @@ NEREID = os.environ.get("NEREID_BIN", "server/nereid")
 # from the test's runfiles.
 BACKENDS = os.path.abspath(os.environ.get("NEREID_BACKENDS", "backends"))
 EXAMPLES = os.path.abspath(os.environ.get("NEREID_EXAMPLES", "examples/models"))
+TEST_BACKENDS = os.path.abspath("test/backends")
+TEST_MODELS = os.path.abspath("test/backends/models")
 sys.path.insert(0, os.environ.get("NEREID_STUBS", "proto"))
 
 import grpc  # noqa: E402
@@ -36,7 +38,7 @@ SLOW = float(os.environ.get("NEREID_TEST_SLOWDOWN", "1"))
 class Server:
     """One nereid process; its log is collected for assertions."""
 
-    def __init__(self, *args, repo=None, expect_start=True):
+    def __init__(self, *args, repo=None, backends=None, env=None, expect_start=True):
         self.log = b""
         self._log_lock = threading.Lock()
         self._started = threading.Event()
@@ -44,12 +46,13 @@ class Server:
         repo = repo if repo is not None else os.environ.get(
             "NEREID_TEST_REPO", os.environ.get("TEST_TMPDIR", "/tmp"))
         argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0",
-                "--backend-directory=" + BACKENDS]
+                "--backend-directory=" + (backends or BACKENDS)]
         if repo:
             argv.append("--model-repository=" + repo)
         argv += list(args)
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, **(env or {})))
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if expect_start:

@@ -35,8 +35,8 @@ class ServerRpcs(unittest.TestCase):
         md = self.stub.ServerMetadata(pb.ServerMetadataRequest())
         self.assertEqual(md.name, "nereid")
         self.assertRegex(md.version, r"^\d+\.\d+\.\d+$")
-        # Only extensions that really work are listed; none yet.
-        self.assertEqual(list(md.extensions), [])
+        # Only extensions that really work are listed.
+        self.assertEqual(list(md.extensions), ["model_configuration", "statistics"])
 
     def test_health_check(self):
         health = self.server.health()

@@ -1,0 +1,131 @@
+"""End to end with test backends on the real server: the lifecycle order
+Triton's backends rely on, load failures that leave the server healthy,
+execute errors answered by the server, instances running in parallel, and a
+C++ backend built against our headers."""
+
+import os
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+from harness import Server
+import grpc_service_pb2 as pb
+
+
+def int32_request(model, name, values):
+    arr = np.asarray(values, dtype=np.int32).reshape(1, -1)
+    req = pb.ModelInferRequest(model_name=model)
+    t = req.inputs.add()
+    t.name, t.datatype = name, "INT32"
+    t.shape.extend(arr.shape)
+    req.raw_input_contents.append(arr.tobytes())
+    return req
+
+
+def records(path):
+    with open(path) as f:
+        return [line.split() for line in f if line.strip()]
+
+
+class Lifecycle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.backend_log = os.path.join(cls.dir, "backend.log")
+        cls.server = Server("--backend-config=recorder,record_file=" + cls.backend_log,
+                            repo=harness.TEST_MODELS, backends=harness.TEST_BACKENDS,
+                            env={"NEREID_RECORD_DIR": cls.dir})
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.exit_code = cls.server.stop()
+
+    def ready(self, name):
+        return self.stub.ModelReady(pb.ModelReadyRequest(name=name)).ready
+
+    def test_failed_loads_leave_server_healthy(self):
+        self.assertTrue(self.ready("recorder"))
+        self.assertTrue(self.ready("cpp_minimal"))
+        self.assertFalse(self.ready("recorder_fail_model_init"))
+        self.assertFalse(self.ready("recorder_fail_instance_init"))
+        # Strict readiness: not every model loaded.
+        self.assertFalse(self.stub.ServerReady(pb.ServerReadyRequest()).ready)
+        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest()).live)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelInfer(int32_request("recorder_fail_model_init", "INPUT0", [1]))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn("failing at model_initialize", cm.exception.details())
+
+    def test_recorder_answers(self):
+        r = self.stub.ModelInfer(int32_request("recorder", "INPUT0", [4, 5, 6]))
+        np.testing.assert_array_equal(
+            np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [4, 5, 6])
+
+    def test_execute_error_answered_by_server(self):
+        for model in ("recorder_fail_execute", "recorder_fail_request"):
+            with self.assertRaises(grpc.RpcError) as cm:
+                self.stub.ModelInfer(int32_request(model, "INPUT0", [1]), timeout=30)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INTERNAL, model)
+            self.assertIn("recorder: failing at", cm.exception.details())
+        self.assertTrue(self.ready("recorder"))
+
+    def test_cpp_backend(self):
+        r = self.stub.ModelInfer(int32_request("cpp_minimal", "IN0", [7, 8, 9, 10]))
+        np.testing.assert_array_equal(
+            np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [7, 8, 9, 10])
+
+    def test_one_instance_serializes_executions(self):
+        """recorder_slow has one instance and sleeps 200 ms per execute: three
+        concurrent requests take at least 600 ms, and all succeed."""
+        errors = []
+
+        def call():
+            try:
+                self.stub.ModelInfer(int32_request("recorder_slow", "INPUT0", [1]),
+                                     timeout=60)
+            except grpc.RpcError as e:
+                errors.append(e.details())
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=call) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        self.assertGreaterEqual(time.monotonic() - start, 0.6)
+
+    def test_zz_lifecycle_order_after_shutdown(self):
+        """Runs last (name order): stops the server, then reads the records."""
+        self.assertEqual(self.server.stop(), 0, self.server.text())
+        rec = records(os.path.join(self.dir, "recorder.log"))
+        events = [r[0] for r in rec]
+        self.assertEqual(events[0], "model_initialize")
+        self.assertEqual(events[1:3], ["model_instance_initialize"] * 2)
+        self.assertEqual(events[-3:-1], ["model_instance_finalize"] * 2)
+        self.assertEqual(events[-1], "model_finalize")
+        self.assertIn("execute_start", events)
+        instances = {f for r in rec if r[0] == "model_instance_initialize" for f in r
+                     if f.startswith("instance=")}
+        self.assertEqual(len(instances), 2)
+        backend = [r[0] for r in records(self.backend_log)]
+        self.assertEqual(backend[0], "initialize")
+        self.assertEqual(backend[-1], "finalize")
+        # A failed instance load is followed by the model's finalize.
+        failed = [r[0] for r in records(os.path.join(self.dir, "recorder_fail_instance_init.log"))]
+        self.assertEqual(failed[0], "model_initialize")
+        self.assertIn("model_instance_initialize", failed)
+        self.assertEqual(failed[-1], "model_finalize")
+        # ModelInitialize failed: ModelFinalize must not follow.
+        init_failed = [r[0] for r in records(os.path.join(self.dir, "recorder_fail_model_init.log"))]
+        self.assertEqual(init_failed, ["model_initialize"])
+
+
+if __name__ == "__main__":
+    harness.main()
