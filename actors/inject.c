@@ -38,12 +38,22 @@ static act_link_t *pop_one(act_inject_t *q) {
     q->tail = next;
     return tail;
   }
-  /* relaxed: a hint; the push below is ordered by its own exchange. */
-  if (atomic_load_explicit(&q->head, memory_order_relaxed) != tail) return NULL;
-  act_inject_push(q, stub);
-  next = atomic_load_explicit(&tail->next, memory_order_acquire);
-  if (next == NULL) return NULL;
-  q->tail = next;
+  /* tail is the newest linked node. Detach it by swinging head from it to
+   * the stub. A CAS, not a push: a push could land the stub behind a
+   * producer that is between its exchange and its link, leaving head ==
+   * &stub with that producer's node still unpopped, and act_inject_is_empty
+   * (what workers sleep on) would say "empty". With the CAS, head == &stub
+   * means nothing is left. relaxed: stub.next is published by the CAS.
+   * acq_rel on success: release publishes stub.next = NULL to the next
+   * producer (it acquires head); relaxed on failure: a push is in flight,
+   * its link will come and we report "nothing yet". */
+  atomic_store_explicit(&stub->next, NULL, memory_order_relaxed);
+  act_link_t *expected = tail;
+  if (!atomic_compare_exchange_strong_explicit(&q->head, &expected, stub,
+                                               memory_order_acq_rel,
+                                               memory_order_relaxed))
+    return NULL;
+  q->tail = stub;
   return tail;
 }
 

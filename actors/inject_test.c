@@ -123,14 +123,19 @@ enum { VIS_ITEMS = ACT_TEST_N(200000, 20000), VIS_WINDOW = 2 };
 static atomic_ullong vis_pushed, vis_popped;
 static atomic_bool vis_stop; /* the consumer gave up: the producer leaves too */
 
-/* Both sides yield while they wait: on two shared cores a pure spin can
- * hold the core the other side needs for a whole scheduler quantum. */
+/* Both sides spin so that pushes and pops overlap as often as possible
+ * (that is what finds the bug), but yield after a while: on two shared
+ * cores a pure spin can hold the core the other side needs for a whole
+ * scheduler quantum. */
+enum { VIS_SPINS = 2000 };
+
 static void *vis_producer(void *arg) {
   item_t *its = arg;
   for (uint32_t i = 0; i < VIS_ITEMS; i++) {
-    while (atomic_load(&vis_pushed) - atomic_load(&vis_popped) >= VIS_WINDOW) {
+    for (unsigned spins = 0;
+         atomic_load(&vis_pushed) - atomic_load(&vis_popped) >= VIS_WINDOW;) {
       if (atomic_load(&vis_stop)) return NULL;
-      sched_yield();
+      if (++spins % VIS_SPINS == 0) sched_yield();
     }
     act_inject_push(&queue, &its[i].link);
     atomic_fetch_add(&vis_pushed, 1);
@@ -150,6 +155,7 @@ static void empty_never_hides_a_completed_push(void) {
   unsigned long long hidden = 0, popped = 0;
   uint64_t give_up = act_now_ns() + 40ull * 1000000000u;
   act_link_t *out[4];
+  unsigned empty_polls = 0;
   while (popped < VIS_ITEMS && act_now_ns() < give_up) {
     size_t n = act_inject_pop(&queue, out, 4);
     popped += n;
@@ -159,7 +165,7 @@ static void empty_never_hides_a_completed_push(void) {
      * it first means the exchange is before our emptiness check. */
     unsigned long long pushed = atomic_load(&vis_pushed);
     if (pushed > popped && act_inject_is_empty(&queue)) hidden++;
-    sched_yield();
+    if (++empty_polls % VIS_SPINS == 0) sched_yield();
   }
   atomic_store(&vis_stop, true);
   pthread_join(th, NULL);

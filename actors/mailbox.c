@@ -3,7 +3,6 @@
  * bit in the head pointer. Producers: any thread. Consumer: the runner. */
 #include "actors/mailbox.h"
 
-#include <assert.h>
 
 #define UNSCHEDULED ((uintptr_t)1)
 
@@ -15,7 +14,6 @@ void act_mailbox_init(act_mailbox_t *mb) {
   atomic_init(&mb->head, (uintptr_t)&mb->stub | UNSCHEDULED);
 }
 
-/* Shared by producers and by pop's stub re-insertion. */
 static inline uintptr_t link_in(act_mailbox_t *mb, act_msg_t *msg) {
   /* relaxed: msg is not reachable yet; the exchange below publishes it. */
   atomic_store_explicit(&msg->next, NULL, memory_order_relaxed);
@@ -53,18 +51,22 @@ act_msg_t *act_mailbox_pop(act_mailbox_t *mb) {
     mb->tail = next;
     return tail;
   }
-  /* tail is the newest linked message. To detach it the queue must keep a
-   * node, so re-insert the stub behind it, unless a producer has already
-   * moved head (its link is in flight: report "nothing yet").
-   * relaxed: only a hint; link_in's exchange is what orders the stub. */
-  uintptr_t head = atomic_load_explicit(&mb->head, memory_order_relaxed);
-  if ((act_msg_t *)head != tail) return NULL;
-  uintptr_t prev = link_in(mb, stub);
-  assert((prev & UNSCHEDULED) == 0); /* a running actor is scheduled */
-  (void)prev;
-  next = atomic_load_explicit(&tail->next, memory_order_acquire);
-  if (next == NULL) return NULL; /* a producer got in before the stub */
-  mb->tail = next;
+  /* tail is the newest linked message. Detach it by swinging head from it
+   * to the stub (the queue always keeps a node). A CAS rather than a push,
+   * so the stub never lands behind a producer that is between its exchange
+   * and its link: head == &stub then always means "empty". head has no
+   * UNSCHEDULED bit here: a running actor is scheduled. relaxed store:
+   * published by the CAS. acq_rel on success: release publishes stub.next
+   * = NULL to the next producer; relaxed on failure: a push is in flight,
+   * its link will come, report "nothing yet". */
+  atomic_store_explicit(&stub->next, NULL, memory_order_relaxed);
+  uintptr_t expected = (uintptr_t)tail;
+  if (!atomic_compare_exchange_strong_explicit(&mb->head, &expected,
+                                               (uintptr_t)stub,
+                                               memory_order_acq_rel,
+                                               memory_order_relaxed))
+    return NULL;
+  mb->tail = stub;
   return tail;
 }
 
