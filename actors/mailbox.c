@@ -49,6 +49,9 @@ act_msg_t *act_mailbox_pop(act_mailbox_t *mb) {
   }
   if (next != NULL) {
     mb->tail = next;
+    /* The next pop reads next->next: start fetching that line (usually
+     * written by another core) while the behaviour handles tail. */
+    __builtin_prefetch(next);
     return tail;
   }
   /* tail is the newest linked message. Detach it by swinging head from it

@@ -49,60 +49,13 @@ TRITONSERVER_Error *TRITONBACKEND_RequestParameterCount(TRITONBACKEND_Request *r
   return UNSUPPORTED("TRITONBACKEND_RequestParameterCount");
 }
 
-TRITONSERVER_Error *TRITONBACKEND_RequestTrace(TRITONBACKEND_Request *request,
-                                               TRITONSERVER_InferenceTrace **trace) {
-  return UNSUPPORTED("TRITONBACKEND_RequestTrace");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_StateBuffer(TRITONBACKEND_State *state, void **buffer,
-                                              const uint64_t buffer_byte_size,
-                                              TRITONSERVER_MemoryType *memory_type,
-                                              int64_t *memory_type_id) {
-  return UNSUPPORTED("TRITONBACKEND_StateBuffer");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_StateBufferAttributes(
-    TRITONBACKEND_State *state, TRITONSERVER_BufferAttributes **buffer_attributes) {
-  return UNSUPPORTED("TRITONBACKEND_StateBufferAttributes");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_StateNew(TRITONBACKEND_State **state,
-                                           TRITONBACKEND_Request *request,
-                                           const char *name,
-                                           const TRITONSERVER_DataType datatype,
-                                           const int64_t *shape,
-                                           const uint32_t dims_count) {
-  return UNSUPPORTED("TRITONBACKEND_StateNew");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_StateUpdate(TRITONBACKEND_State *state) {
-  return UNSUPPORTED("TRITONBACKEND_StateUpdate");
-}
-
 TRITONSERVER_Error *TRITONSERVER_ApiVersion(uint32_t *major, uint32_t *minor) {
   return UNSUPPORTED("TRITONSERVER_ApiVersion");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddInput(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name,
-    const TRITONSERVER_DataType datatype, const int64_t *shape, uint64_t dim_count) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestAddInput");
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddRawInput(
     TRITONSERVER_InferenceRequest *inference_request, const char *name) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestAddRawInput");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddRequestedOutput(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestAddRequestedOutput");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputData(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name, const void *base,
-    size_t byte_size, TRITONSERVER_MemoryType memory_type, int64_t memory_type_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestAppendInputData");
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
@@ -123,40 +76,9 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestCancel(
   return UNSUPPORTED("TRITONSERVER_InferenceRequestCancel");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestCorrelationId(
-    TRITONSERVER_InferenceRequest *inference_request, uint64_t *correlation_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestCorrelationId");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestCorrelationIdString(
-    TRITONSERVER_InferenceRequest *inference_request, const char **correlation_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestCorrelationIdString");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestDelete(
-    TRITONSERVER_InferenceRequest *inference_request) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestDelete");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestFlags(
-    TRITONSERVER_InferenceRequest *inference_request, uint32_t *flags) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestFlags");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestId(
-    TRITONSERVER_InferenceRequest *inference_request, const char **id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestId");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestIsCancelled(
     TRITONSERVER_InferenceRequest *inference_request, _Bool *is_cancelled) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestIsCancelled");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestNew(
-    TRITONSERVER_InferenceRequest **inference_request, TRITONSERVER_Server *server,
-    const char *model_name, const int64_t model_version) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestNew");
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestPriority(
@@ -169,59 +91,14 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestPriorityUInt64(
   return UNSUPPORTED("TRITONSERVER_InferenceRequestPriorityUInt64");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputData(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestRemoveAllInputData");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputs(
-    TRITONSERVER_InferenceRequest *inference_request) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestRemoveAllInputs");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(
-    TRITONSERVER_InferenceRequest *inference_request) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveInput(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestRemoveInput");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveRequestedOutput(
-    TRITONSERVER_InferenceRequest *inference_request, const char *name) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestRemoveRequestedOutput");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetBoolParameter(
     TRITONSERVER_InferenceRequest *request, const char *key, const _Bool value) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestSetBoolParameter");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetCorrelationId(
-    TRITONSERVER_InferenceRequest *inference_request, uint64_t correlation_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetCorrelationId");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetCorrelationIdString(
-    TRITONSERVER_InferenceRequest *inference_request, const char *correlation_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetCorrelationIdString");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetDoubleParameter(
     TRITONSERVER_InferenceRequest *request, const char *key, const double value) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestSetDoubleParameter");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetFlags(
-    TRITONSERVER_InferenceRequest *inference_request, uint32_t flags) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetFlags");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetId(
-    TRITONSERVER_InferenceRequest *inference_request, const char *id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetId");
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetIntParameter(
@@ -239,20 +116,6 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetPriorityUInt64(
   return UNSUPPORTED("TRITONSERVER_InferenceRequestSetPriorityUInt64");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetReleaseCallback(
-    TRITONSERVER_InferenceRequest *inference_request,
-    TRITONSERVER_InferenceRequestReleaseFn_t request_release_fn,
-    void *request_release_userp) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetReleaseCallback");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetResponseCallback(
-    TRITONSERVER_InferenceRequest *inference_request,
-    TRITONSERVER_ResponseAllocator *response_allocator, void *response_allocator_userp,
-    TRITONSERVER_InferenceResponseCompleteFn_t response_fn, void *response_userp) {
-  return UNSUPPORTED("TRITONSERVER_InferenceRequestSetResponseCallback");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetStringParameter(
     TRITONSERVER_InferenceRequest *request, const char *key, const char *value) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestSetStringParameter");
@@ -268,55 +131,10 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestTimeoutMicroseconds(
   return UNSUPPORTED("TRITONSERVER_InferenceRequestTimeoutMicroseconds");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseDelete(
-    TRITONSERVER_InferenceResponse *inference_response) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseDelete");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseError(
-    TRITONSERVER_InferenceResponse *inference_response) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseError");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseId(
-    TRITONSERVER_InferenceResponse *inference_response, const char **request_id) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseId");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseModel(
-    TRITONSERVER_InferenceResponse *inference_response, const char **model_name,
-    int64_t *model_version) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseModel");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutput(
-    TRITONSERVER_InferenceResponse *inference_response, const uint32_t index,
-    const char **name, TRITONSERVER_DataType *datatype, const int64_t **shape,
-    uint64_t *dim_count, const void **base, size_t *byte_size,
-    TRITONSERVER_MemoryType *memory_type, int64_t *memory_type_id, void **userp) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseOutput");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutputClassificationLabel(
     TRITONSERVER_InferenceResponse *inference_response, const uint32_t index,
     const size_t class_index, const char **label) {
   return UNSUPPORTED("TRITONSERVER_InferenceResponseOutputClassificationLabel");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutputCount(
-    TRITONSERVER_InferenceResponse *inference_response, uint32_t *count) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseOutputCount");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseParameter(
-    TRITONSERVER_InferenceResponse *inference_response, const uint32_t index,
-    const char **name, TRITONSERVER_ParameterType *type, const void **vvalue) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseParameter");
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseParameterCount(
-    TRITONSERVER_InferenceResponse *inference_response, uint32_t *count) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseParameterCount");
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceTraceContext(TRITONSERVER_InferenceTrace *trace,
@@ -356,11 +174,6 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceParentId(
   return UNSUPPORTED("TRITONSERVER_InferenceTraceParentId");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceReportActivity(
-    TRITONSERVER_InferenceTrace *trace, uint64_t timestamp, const char *activity_name) {
-  return UNSUPPORTED("TRITONSERVER_InferenceTraceReportActivity");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceTraceRequestId(
     TRITONSERVER_InferenceTrace *trace, const char **request_id) {
   return UNSUPPORTED("TRITONSERVER_InferenceTraceRequestId");
@@ -384,39 +197,8 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceTensorNew(
   return UNSUPPORTED("TRITONSERVER_InferenceTraceTensorNew");
 }
 
-TRITONSERVER_Error *TRITONSERVER_ResponseAllocatorDelete(
-    TRITONSERVER_ResponseAllocator *allocator) {
-  return UNSUPPORTED("TRITONSERVER_ResponseAllocatorDelete");
-}
-
-TRITONSERVER_Error *TRITONSERVER_ResponseAllocatorNew(
-    TRITONSERVER_ResponseAllocator **allocator,
-    TRITONSERVER_ResponseAllocatorAllocFn_t alloc_fn,
-    TRITONSERVER_ResponseAllocatorReleaseFn_t release_fn,
-    TRITONSERVER_ResponseAllocatorStartFn_t start_fn) {
-  return UNSUPPORTED("TRITONSERVER_ResponseAllocatorNew");
-}
-
-TRITONSERVER_Error *TRITONSERVER_ResponseAllocatorSetBufferAttributesFunction(
-    TRITONSERVER_ResponseAllocator *allocator,
-    TRITONSERVER_ResponseAllocatorBufferAttributesFn_t buffer_attributes_fn) {
-  return UNSUPPORTED("TRITONSERVER_ResponseAllocatorSetBufferAttributesFunction");
-}
-
-TRITONSERVER_Error *TRITONSERVER_ResponseAllocatorSetQueryFunction(
-    TRITONSERVER_ResponseAllocator *allocator,
-    TRITONSERVER_ResponseAllocatorQueryFn_t query_fn) {
-  return UNSUPPORTED("TRITONSERVER_ResponseAllocatorSetQueryFunction");
-}
-
 TRITONSERVER_Error *TRITONSERVER_ServerDelete(TRITONSERVER_Server *server) {
   return UNSUPPORTED("TRITONSERVER_ServerDelete");
-}
-
-TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(
-    TRITONSERVER_Server *server, TRITONSERVER_InferenceRequest *inference_request,
-    TRITONSERVER_InferenceTrace *trace) {
-  return UNSUPPORTED("TRITONSERVER_ServerInferAsync");
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerIsLive(TRITONSERVER_Server *server, _Bool *live) {
@@ -471,13 +253,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelIndex(TRITONSERVER_Server *server,
   return UNSUPPORTED("TRITONSERVER_ServerModelIndex");
 }
 
-TRITONSERVER_Error *TRITONSERVER_ServerModelIsReady(TRITONSERVER_Server *server,
-                                                    const char *model_name,
-                                                    const int64_t model_version,
-                                                    _Bool *ready) {
-  return UNSUPPORTED("TRITONSERVER_ServerModelIsReady");
-}
-
 TRITONSERVER_Error *TRITONSERVER_ServerModelMetadata(
     TRITONSERVER_Server *server, const char *model_name, const int64_t model_version,
     TRITONSERVER_Message **model_metadata) {
@@ -488,12 +263,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelStatistics(
     TRITONSERVER_Server *server, const char *model_name, const int64_t model_version,
     TRITONSERVER_Message **model_stats) {
   return UNSUPPORTED("TRITONSERVER_ServerModelStatistics");
-}
-
-TRITONSERVER_Error *TRITONSERVER_ServerModelTransactionProperties(
-    TRITONSERVER_Server *server, const char *model_name, const int64_t model_version,
-    uint32_t *txn_flags, void **voidp) {
-  return UNSUPPORTED("TRITONSERVER_ServerModelTransactionProperties");
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerNew(TRITONSERVER_Server **server,

@@ -126,6 +126,57 @@ class Lifecycle(unittest.TestCase):
         init_failed = [r[0] for r in records(os.path.join(self.dir, "recorder_fail_model_init.log"))]
         self.assertEqual(init_failed, ["model_initialize"])
 
+    def test_bls_backend_calls_simple(self):
+        """test/backends/bls answers by sending each request on to `simple`
+        through the in-process API; own server, as it needs both models."""
+        import shutil
+        tmp = os.environ.get("TEST_TMPDIR")
+        repo = tempfile.mkdtemp(prefix="bls_repo", dir=tmp)
+        backends = tempfile.mkdtemp(prefix="bls_backends", dir=tmp)
+        for name, src in (("simple", harness.EXAMPLES), ("bls_simple", harness.TEST_MODELS)):
+            shutil.copytree(os.path.join(src, name), os.path.join(repo, name))
+        for name, src in (("addsub", harness.BACKENDS), ("bls", harness.TEST_BACKENDS)):
+            os.symlink(os.path.join(src, name), os.path.join(backends, name))
+        server = Server(repo=repo, backends=backends)
+        try:
+            stub = server.inference()
+            errors = []
+
+            def call(seed):
+                a = np.arange(seed, seed + 16, dtype=np.int32).reshape(1, 16)
+                b = np.full((1, 16), seed % 7, dtype=np.int32)
+                req = int32_request("bls_simple", "INPUT0", a)
+                t = req.inputs.add()
+                t.name, t.datatype = "INPUT1", "INT32"
+                t.shape.extend(b.shape)
+                req.raw_input_contents.append(b.tobytes())
+                req.id = "bls-%d" % seed
+                try:
+                    r = stub.ModelInfer(req, timeout=60)
+                except grpc.RpcError as e:
+                    errors.append(e.details())
+                    return
+                out = {o.name: np.frombuffer(r.raw_output_contents[i], dtype=np.int32)
+                       for i, o in enumerate(r.outputs)}
+                if r.id != req.id or not (np.array_equal(out["OUTPUT0"], (a + b).ravel()) and
+                                          np.array_equal(out["OUTPUT1"], (a - b).ravel())):
+                    errors.append("wrong answer for seed %d: %s" % (seed, out))
+
+            call(1)
+            self.assertEqual(errors, [])
+            threads = [threading.Thread(target=lambda k=k: [call(100 * k + j) for j in range(10)])
+                       for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            self.assertEqual(errors, [])
+            # Every forwarded request counts in `simple`'s statistics.
+            stats = stub.ModelStatistics(pb.ModelStatisticsRequest(name="simple"))
+            self.assertEqual(stats.model_stats[0].inference_stats.success.count, 41)
+        finally:
+            self.assertEqual(server.stop(), 0, server.text())
+
 
 if __name__ == "__main__":
     harness.main()

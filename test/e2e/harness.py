@@ -21,6 +21,19 @@ NEREID = os.environ.get("NEREID_BIN", "server/nereid")
 BACKENDS = os.path.abspath(os.environ.get("NEREID_BACKENDS", "backends"))
 EXAMPLES = os.path.abspath(os.environ.get("NEREID_EXAMPLES", "examples/models"))
 TEST_BACKENDS = os.path.abspath("test/backends")
+
+
+def combined_backends():
+    """A backend directory (one folder) holding both the built-in and the
+    test backends, as symlinks, for servers that serve models of both."""
+    path = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "all_backends")
+    os.makedirs(path, exist_ok=True)
+    for root in (BACKENDS, TEST_BACKENDS):
+        for name in os.listdir(root):
+            link = os.path.join(path, name)
+            if os.path.isdir(os.path.join(root, name)) and not os.path.exists(link):
+                os.symlink(os.path.join(root, name), link)
+    return path
 TEST_MODELS = os.path.abspath("test/backends/models")
 sys.path.insert(0, os.environ.get("NEREID_STUBS", "proto"))
 

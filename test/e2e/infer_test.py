@@ -221,6 +221,7 @@ class Infer(unittest.TestCase):
 
 
 class Statistics(unittest.TestCase):
+    """Each case starts its own server, so counts start at zero."""
     def test_counts_add_up_under_concurrency(self):
         """16 clients x 50 requests of batch 2 on one model: every result is
         right and the statistics count exactly what was sent."""
@@ -262,6 +263,66 @@ class Statistics(unittest.TestCase):
             self.assertGreater(s.inference_stats.compute_infer.ns, 0)
             every = stub.ModelStatistics(pb.ModelStatisticsRequest())
             self.assertIn("simple", [m.name for m in every.model_stats])
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_several_models_and_instances(self):
+        """Two repository roots; 12 clients on four models at once (recorder
+        has two instances): every result right, every model's statistics
+        exact, and both recorder instances executed."""
+        server = Server("--model-repository=" + harness.TEST_MODELS,
+                        repo=harness.EXAMPLES,
+                        backends=harness.combined_backends())
+        try:
+            errors = []
+            plan = {"simple": 40, "simple_int8": 40, "simple_string": 20, "recorder": 60}
+
+            def request_for(model, i):
+                if model == "simple_string":
+                    req = pb.ModelInferRequest(model_name=model)
+                    for name, vals in (("INPUT0", [i] * 16), ("INPUT1", [1] * 16)):
+                        t = req.inputs.add()
+                        t.name, t.datatype = name, "BYTES"
+                        t.shape.extend([1, 16])
+                        req.raw_input_contents.append(bytes_tensor(vals))
+                    return req, lambda r: [int(x) for x in bytes_elements(
+                        r.raw_output_contents[0])] == [i + 1] * 16
+                if model == "recorder":
+                    a = np.full((1, 5), i, dtype=np.int32)
+                    return (infer_request(model, [("INPUT0", "INT32", a)]),
+                            lambda r: (output(r, "OUTPUT0", np.int32) == a).all())
+                dt, name = (np.int32, "INT32") if model == "simple" else (np.int8, "INT8")
+                a = np.full((1, 16), i % 100, dtype=dt)
+                b = np.ones((1, 16), dtype=dt)
+                return (infer_request(model, [("INPUT0", name, a), ("INPUT1", name, b)]),
+                        lambda r: (output(r, "OUTPUT0", dt) == a + b).all())
+
+            def client(model, count):
+                try:
+                    with grpc.insecure_channel(server.address) as ch:
+                        stub = __import__("grpc_service_pb2_grpc").GRPCInferenceServiceStub(ch)
+                        for i in range(count):
+                            req, ok = request_for(model, i)
+                            if not ok(stub.ModelInfer(req, timeout=60)):
+                                errors.append("%s: wrong result for %d" % (model, i))
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=client, args=(m, n // 3))
+                       for m, n in plan.items() for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(300)
+            self.assertEqual(errors, [])
+            stats = {m.name: m for m in server.inference().ModelStatistics(
+                pb.ModelStatisticsRequest()).model_stats}
+            for model, n in plan.items():
+                sent = (n // 3) * 3
+                self.assertEqual(stats[model].inference_stats.success.count, sent, model)
+                self.assertEqual(stats[model].inference_count, sent, model)
+                self.assertEqual(stats[model].execution_count, sent, model)
+                self.assertEqual(stats[model].inference_stats.fail.count, 0, model)
         finally:
             self.assertEqual(server.stop(), 0)
 
