@@ -11,6 +11,7 @@
 #include "backends/common/error.h"
 #include "backends/common/input.h"
 #include "backends/common/output.h"
+#include "backends/common/pair.h"
 #include "backends/common/shape.h"
 #include "backends/common/simple_backend.h"
 
@@ -101,20 +102,8 @@ static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
 static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response,
                                    uint64_t *batch_size) {
-  const bk_model_config_t *cfg = ctx;
-  bk_input_t a, b;
-  BK_RETURN_IF_ERROR(bk_input_read(request, kInputs[0], &a));
-  TRITONSERVER_Error *err = bk_input_read(request, kInputs[1], &b);
-  if (err != NULL) {
-    bk_input_release(&a);
-    return err;
-  }
-  err = check_inputs(cfg, &a, &b);
-  if (err == NULL) err = compute(request, response, &a, &b);
-  if (err == NULL && cfg->max_batch_size > 0) *batch_size = (uint64_t)a.shape[0];
-  bk_input_release(&a);
-  bk_input_release(&b);
-  return err;
+  return bk_pair_respond(ctx, request, response, kInputs, check_inputs, compute,
+                         batch_size);
 }
 
 static const bk_simple_backend_t kBackend = {"addsub", validate, respond};

@@ -1,0 +1,25 @@
+/* Responding to a request whose model takes two inputs of the same kind
+ * (addsub, addsub_string): read both, check them, compute, release them.
+ * Runs on the instance's thread, inside Execute. */
+#ifndef NEREID_BACKENDS_COMMON_PAIR_H
+#define NEREID_BACKENDS_COMMON_PAIR_H
+
+#include "backends/common/input.h"
+#include "backends/common/model_config.h"
+
+typedef TRITONSERVER_Error *bk_pair_check_fn(const bk_model_config_t *cfg,
+                                             const bk_input_t *a, const bk_input_t *b);
+typedef TRITONSERVER_Error *bk_pair_compute_fn(TRITONBACKEND_Request *request,
+                                               TRITONBACKEND_Response *response,
+                                               const bk_input_t *a, const bk_input_t *b);
+
+/** Reads inputs names[0] and names[1] of `request`, checks them with `check`,
+ *  fills `response` with `compute`, and sets *batch_size to the leading
+ *  dimension when the model batches. The inputs are released either way. */
+TRITONSERVER_Error *bk_pair_respond(const bk_model_config_t *cfg,
+                                    TRITONBACKEND_Request *request,
+                                    TRITONBACKEND_Response *response,
+                                    const char *const names[2], bk_pair_check_fn *check,
+                                    bk_pair_compute_fn *compute, uint64_t *batch_size);
+
+#endif
