@@ -1,12 +1,14 @@
 /* Benchmark of the actor runtime (not a test): fan-in throughput, ping-pong
  * round trips, idle-worker wake-up latency, timer lateness. Main thread plus
  * the runtime's threads and, for outside fan-in, two producer threads. */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "actors/runtime.h"
 #include "actors/timer.h"
@@ -35,9 +37,58 @@ static int cmp_u64(const void *a, const void *b) {
 
 static void print_percentiles(const char *what, uint64_t *ns, int n) {
   qsort(ns, (size_t)n, sizeof *ns, cmp_u64);
-  printf("%-34s p50 %7.1f us   p99 %7.1f us   max %8.1f us   (%d samples)\n",
+  printf("%-34s p50 %7.1f us   p99 %7.1f us   max %8.1f us   (%d samples)",
          what, (double)ns[n / 2] / 1e3, (double)ns[n * 99 / 100] / 1e3,
          (double)ns[n - 1] / 1e3, n);
+}
+
+/* ---- machine load: CPU used by other processes during a figure -------- */
+
+/* The machine is shared (builds and tests of other work run on it), so each
+ * figure says how many cores the rest of the system used meanwhile; only
+ * figures with ~0 are clean. Jiffies from /proc/stat and /proc/self/stat. */
+typedef struct {
+  long long busy_all, busy_self;
+  uint64_t t_ns;
+} load_mark_t;
+
+static long long read_busy_all(void) {
+  long long v[8] = {0};
+  FILE *f = fopen("/proc/stat", "r");
+  if (f == NULL) return 0;
+  if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
+             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+    v[0] = 0;
+  fclose(f);
+  return v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* all but idle, iowait */
+}
+
+static long long read_busy_self(void) {
+  char buf[1024];
+  FILE *f = fopen("/proc/self/stat", "r");
+  if (f == NULL) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* fields after the command name */
+  long long utime = 0, stime = 0;
+  if (p != NULL)
+    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld",
+           &utime, &stime);
+  return utime + stime;
+}
+
+static load_mark_t load_mark(void) {
+  return (load_mark_t){read_busy_all(), read_busy_self(), act_now_ns()};
+}
+
+/* Cores' worth of CPU that other processes used since m. */
+static double others_cores(load_mark_t m) {
+  load_mark_t now = load_mark();
+  double secs = (double)(now.t_ns - m.t_ns) / 1e9;
+  double jiffies = (double)((now.busy_all - m.busy_all) - (now.busy_self - m.busy_self));
+  double cores = secs > 0 ? jiffies / (double)sysconf(_SC_CLK_TCK) / secs : 0;
+  return cores > 0 ? cores : 0; /* tick sampling can dip below zero */
 }
 
 /* ---- machine probe: raw core-to-core round trip ----------------------- */
@@ -228,8 +279,36 @@ static void lat_fn(act_actor_t *self, act_msg_t *m) {
   act_msg_free(m);
 }
 
+/* Sleeps between polls: a spinning main thread would hold one of the two
+ * cores that the threads being measured need. */
 static void wait_samples(lat_t *l, int n) {
-  while (atomic_load_explicit(&l->n, memory_order_acquire) < n) sched_yield();
+  while (atomic_load_explicit(&l->n, memory_order_acquire) < n) sleep_us(200);
+}
+
+/* CPU time (jiffies) of our thread named `name`, or -1. */
+static long long thread_jiffies(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  if (d == NULL) return -1;
+  long long jiffies = -1;
+  struct dirent *e;
+  while (jiffies < 0 && (e = readdir(d)) != NULL) {
+    char path[300], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    bool match = fgets(comm, sizeof comm, f) != NULL &&
+                 strncmp(comm, name, strlen(name)) == 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    if (!match || (f = fopen(path, "r")) == NULL) continue;
+    long long ut, st;
+    if (fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld",
+               &ut, &st) == 2)
+      jiffies = ut + st;
+    fclose(f);
+  }
+  closedir(d);
+  return jiffies;
 }
 
 static void idle_wakeup(act_runtime_t *rt) {
@@ -250,6 +329,7 @@ static void idle_wakeup(act_runtime_t *rt) {
 
 static void timer_lateness(act_runtime_t *rt) {
   lat_t l = {calloc(SAMPLES, sizeof(uint64_t)), 0};
+  long long cpu0 = thread_jiffies("act-timer");
   act_actor_t *a = act_spawn(rt, lat_fn, &l);
   act_timer_t t;
   unsigned rng = 1;
@@ -264,14 +344,48 @@ static void timer_lateness(act_runtime_t *rt) {
   act_send_stop(a, act_msg_alloc(64));
   act_runtime_quiesce(rt);
   print_percentiles("timer lateness (deadline -> behaviour)", l.samples, SAMPLES);
+  long long cpu1 = thread_jiffies("act-timer");
+  if (cpu0 >= 0 && cpu1 >= 0)
+    printf(" timer thread %.1f us CPU/fire", (double)(cpu1 - cpu0) * 1e6 /
+                                               (double)sysconf(_SC_CLK_TCK) / SAMPLES);
   free(l.samples);
 }
 
 /* Usage: bench [REPEAT [NAME]]. NAME: probe, fanin-actors, fanin-threads,
  * pingpong, pinned, wakeup, timer (default: all). Each figure is printed
- * once per repetition. */
-static bool want(const char *filter, const char *name) {
-  return filter == NULL || strcmp(filter, name) == 0;
+ * once per repetition, with the CPU other processes used meanwhile. */
+typedef enum { PROBE, FANIN_ACTORS, FANIN_THREADS, PINGPONG, PINNED, WAKEUP, TIMER } figure_t;
+static const char *const figure_names[] = {"probe",    "fanin-actors", "fanin-threads",
+                                           "pingpong", "pinned",       "wakeup", "timer"};
+
+static void run_figure(act_runtime_t *rt, figure_t f) {
+  load_mark_t m = load_mark();
+  switch (f) {
+    case PROBE:
+      printf("probe: core-to-core round trip     %6.0f ns (no runtime)", core_to_core_ns());
+      break;
+    case FANIN_ACTORS:
+      printf("fan-in, 2 producer actors -> 1 actor   %6.2f M msg/s", fan_in(rt, false) / 1e6);
+      break;
+    case FANIN_THREADS:
+      printf("fan-in, 2 outside threads -> 1 actor   %6.2f M msg/s", fan_in(rt, true) / 1e6);
+      break;
+    case PINGPONG:
+      printf("ping-pong, 2 worker actors             %6.2f M round trips/s",
+             ping_pong(rt, PINGPONG_TRIPS, false) / 1e6);
+      break;
+    case PINNED:
+      printf("ping-pong, worker <-> pinned actor     %6.3f M round trips/s",
+             ping_pong(rt, PINNED_TRIPS, true) / 1e6);
+      break;
+    case WAKEUP:
+      idle_wakeup(rt);
+      break;
+    case TIMER:
+      timer_lateness(rt);
+      break;
+  }
+  printf("   [others: %.2f cores]\n", others_cores(m));
 }
 
 int main(int argc, char **argv) {
@@ -283,22 +397,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("actors/bench: %u workers, batch default\n", act_runtime_workers(rt));
-  for (int r = 0; r < (repeat > 0 ? repeat : 1); r++) {
-    if (want(filter, "probe"))
-      printf("probe: core-to-core round trip     %6.0f ns (no runtime)\n", core_to_core_ns());
-    if (want(filter, "fanin-actors"))
-      printf("fan-in, 2 producer actors -> 1 actor   %6.2f M msg/s\n", fan_in(rt, false) / 1e6);
-    if (want(filter, "fanin-threads"))
-      printf("fan-in, 2 outside threads -> 1 actor   %6.2f M msg/s\n", fan_in(rt, true) / 1e6);
-    if (want(filter, "pingpong"))
-      printf("ping-pong, 2 worker actors             %6.2f M round trips/s\n",
-             ping_pong(rt, PINGPONG_TRIPS, false) / 1e6);
-    if (want(filter, "pinned"))
-      printf("ping-pong, worker <-> pinned actor     %6.3f M round trips/s\n",
-             ping_pong(rt, PINNED_TRIPS, true) / 1e6);
-    if (want(filter, "wakeup")) idle_wakeup(rt);
-    if (want(filter, "timer")) timer_lateness(rt);
-  }
+  for (int r = 0; r < (repeat > 0 ? repeat : 1); r++)
+    for (int f = PROBE; f <= TIMER; f++)
+      if (filter == NULL || strcmp(filter, figure_names[f]) == 0)
+        run_figure(rt, (figure_t)f);
   act_runtime_free(rt);
   return 0;
 }

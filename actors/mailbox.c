@@ -3,7 +3,6 @@
  * bit in the head pointer. Producers: any thread. Consumer: the runner. */
 #include "actors/mailbox.h"
 
-
 #define UNSCHEDULED ((uintptr_t)1)
 
 void act_mailbox_init(act_mailbox_t *mb) {

@@ -70,7 +70,6 @@ static void *pinned_main(void *arg) {
   act_actor_t *a = p->actor;
   act_runtime_t *rt = p->rt;
   unsigned batch = rt->batch;
-  if (p->name[0] != '\0') pthread_setname_np(pthread_self(), p->name);
   for (;;) {
     pin_wait(p);
     act_turn_t r;
@@ -116,6 +115,8 @@ int act_pinned_start(act_runtime_t *rt, act_actor_t *a, const char *name) {
   pthread_mutex_lock(&s->mu);
   int err = pthread_create(&p->thread, NULL, pinned_main, p);
   if (err == 0) {
+    /* Named by us, not by the thread, so the name is there on return. */
+    if (p->name[0] != '\0') pthread_setname_np(p->thread, p->name);
     p->next = s->live;
     s->live = p;
   } else {

@@ -246,9 +246,6 @@ static void run(act_worker_t *w, act_actor_t *a) {
 
 static void *worker_main(void *arg) {
   act_worker_t *w = arg;
-  char name[16];
-  snprintf(name, sizeof name, "act-worker-%u", w->index);
-  pthread_setname_np(pthread_self(), name);
   tls_worker = w;
   act_actor_t *a;
   while ((a = next_actor(w)) != NULL) run(w, a);
@@ -306,6 +303,11 @@ int act_sched_start(act_sched_t *s, act_runtime_t *rt, unsigned nworkers,
       stop_and_join(s, i);
       return err;
     }
+    /* Named by us, not by the thread, so the name is there on return. */
+    char name[24];
+    snprintf(name, sizeof name, "act-worker-%u", i);
+    name[15] = '\0'; /* the kernel's limit */
+    pthread_setname_np(s->workers[i].thread, name);
   }
   return 0;
 }
