@@ -75,7 +75,13 @@ int nereid_main(int argc, char **argv) {
   if (srv.runtime == NULL) SRV_FATAL("cannot start the actor runtime");
   srv.health = srv_health_new(&srv);
   srv.registry = srv_registry_load(&srv);
-  srv_status_t *st = srv_frontend_start(&srv, &srv.frontend);
+  srv_status_t *st = NULL;
+  /* tritonserver's default: a model that fails at start-up stops the server. */
+  if (opt.exit_on_error && !srv_registry_all_ready(srv.registry))
+    st = srv_status_new(GRPC_STATUS_INTERNAL,
+                        "failed to load all models (--exit-on-error=false serves the "
+                        "others)");
+  if (st == NULL) st = srv_frontend_start(&srv, &srv.frontend);
   if (st != NULL) {
     fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
     srv_status_free(st);

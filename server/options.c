@@ -48,6 +48,13 @@ static const flag_t flags[] = {
      "(default /opt/tritonserver/backends)."},
     {"grpc-address", FLAG_STRING, OPT(grpc_address), 0, 0,
      "Address the gRPC service binds to (default 0.0.0.0)."},
+    {"model-control-mode", FLAG_STRING, OPT(model_control_mode), 0, 0,
+     "How models are loaded: none (all at start-up, the default); explicit and poll "
+     "are not supported yet."},
+    {"strict-readiness", FLAG_BOOL, OPT(strict_readiness), 0, 0,
+     "Ready only when every model is ready (default true)."},
+    {"exit-on-error", FLAG_BOOL, OPT(exit_on_error), 0, 0,
+     "Exit when a model fails to load at start-up (default true, as tritonserver)."},
     {"grpc-port", FLAG_INT, OPT(grpc_port), 0, 65535,
      "Port of the gRPC service (default 8001; 0 picks a free port)."},
     {"worker-threads", FLAG_INT, OPT(worker_threads), 0, 1024,
@@ -129,6 +136,9 @@ static void options_defaults(srv_options_t *opt) {
   opt->grpc_port = 8001;
   opt->exit_timeout_secs = 30;
   opt->allow_grpc = true;
+  opt->model_control_mode = dup_or_die("none");
+  opt->strict_readiness = true;
+  opt->exit_on_error = true;
 }
 
 srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
@@ -174,6 +184,16 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
       return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                             "--backend-config '%s': expected <backend>,<key>=<value>", c);
   }
+  const char *mode = opt->model_control_mode;
+  if (strcmp(mode, "explicit") == 0 || strcmp(mode, "poll") == 0)
+    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                          "--model-control-mode=%s is not supported by Nereid yet; only "
+                          "'none' is",
+                          mode);
+  if (strcmp(mode, "none") != 0)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "--model-control-mode expects none, explicit or poll, got '%s'",
+                          mode);
   if (opt->model_repository_count == 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "--model-repository must be specified");
@@ -207,5 +227,6 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->backend_configs);
   free(opt->grpc_address);
   free(opt->backend_directory);
+  free(opt->model_control_mode);
   memset(opt, 0, sizeof *opt);
 }

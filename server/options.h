@@ -15,15 +15,18 @@ typedef struct {
   size_t model_repository_count;
   char **backend_configs; /* --backend-config=<backend>,<key>=<value>, repeatable */
   size_t backend_config_count;
-  char *backend_directory; /* --backend-directory */
-  char *grpc_address;      /* --grpc-address, default 0.0.0.0 */
-  int grpc_port;           /* --grpc-port, default 8001; 0 picks a free port */
-  int worker_threads;      /* --worker-threads, default 0 = one per core */
-  int log_verbose;         /* --log-verbose */
-  int exit_timeout_secs;   /* --exit-timeout-secs, default 30 */
-  bool allow_grpc;         /* --allow-grpc (only true is supported) */
-  bool allow_http;         /* --allow-http (only false is supported yet) */
-  bool help;               /* --help */
+  char *backend_directory;  /* --backend-directory */
+  char *grpc_address;       /* --grpc-address, default 0.0.0.0 */
+  int grpc_port;            /* --grpc-port, default 8001; 0 picks a free port */
+  int worker_threads;       /* --worker-threads, default 0 = one per core */
+  int log_verbose;          /* --log-verbose */
+  int exit_timeout_secs;    /* --exit-timeout-secs, default 30 */
+  char *model_control_mode; /* --model-control-mode: none (default), explicit, poll */
+  bool strict_readiness;    /* --strict-readiness, default true */
+  bool exit_on_error;       /* --exit-on-error, default true */
+  bool allow_grpc;          /* --allow-grpc (only true is supported) */
+  bool allow_http;          /* --allow-http (only false is supported yet) */
+  bool help;                /* --help */
 } srv_options_t;
 
 /** Fills opt with defaults, then applies argv. On error returns a status

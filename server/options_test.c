@@ -100,6 +100,36 @@ static void validate_checks_repositories(void) {
   srv_options_free(&opt);
 }
 
-UNIT_MAIN("options", UNIT_CASE(defaults_match_tritonserver),
+static void model_control_flags(void) {
+  srv_options_t opt;
+  char *none[] = {"nereid", "--model-repository=/", NULL};
+  REQUIRE(parse(&opt, none) == NULL);
+  CHECK_STREQ(opt.model_control_mode, "none");
+  CHECK(opt.strict_readiness && opt.exit_on_error);
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+
+  char *relaxed[] = {"nereid", "--strict-readiness=false", "--exit-on-error", "false", NULL};
+  REQUIRE(parse(&opt, relaxed) == NULL);
+  CHECK(!opt.strict_readiness && !opt.exit_on_error);
+  srv_options_free(&opt);
+
+  char *explicit_mode[] = {"nereid", "--model-repository=/", "--model-control-mode=explicit",
+                           NULL};
+  REQUIRE(parse(&opt, explicit_mode) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
+  srv_status_free(st);
+  srv_options_free(&opt);
+
+  char *bogus[] = {"nereid", "--model-repository=/", "--model-control-mode=often", NULL};
+  REQUIRE(parse(&opt, bogus) == NULL);
+  st = srv_options_validate(&opt);
+  CHECK(st != NULL && strstr(srv_status_message(st), "often") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+}
+
+UNIT_MAIN("options", UNIT_CASE(model_control_flags), UNIT_CASE(defaults_match_tritonserver),
           UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
           UNIT_CASE(validate_checks_repositories))

@@ -4,6 +4,7 @@
 #include "server/health.h"
 #include "server/infer_rpc.h"
 #include "server/model_rpcs.h"
+#include "server/repository_rpcs.h"
 #include "server/server_rpcs.h"
 
 #define INFERENCE(m) "/inference.GRPCInferenceService/" m
@@ -33,9 +34,12 @@ const srv_rpc_t srv_rpcs[] = {
      srv_rpc_model_config, 2},
     {"ModelStatistics", INFERENCE("ModelStatistics"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_model_statistics, 2},
-    TODO("RepositoryIndex"),
-    TODO("RepositoryModelLoad"),
-    TODO("RepositoryModelUnload"),
+    {"RepositoryIndex", INFERENCE("RepositoryIndex"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_repository_index, 2},
+    {"RepositoryModelLoad", INFERENCE("RepositoryModelLoad"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_repository_model_load, 2},
+    {"RepositoryModelUnload", INFERENCE("RepositoryModelUnload"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_repository_model_unload, 2},
     TODO("SystemSharedMemoryStatus"),
     TODO("SystemSharedMemoryRegister"),
     TODO("SystemSharedMemoryUnregister"),

@@ -52,8 +52,8 @@ void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len) {
       inference_ServerReadyResponse_new(srv_call_arena(call));
   /* Strict readiness, tritonserver's default: every model must be ready. */
   srv_server_t *srv = srv_call_server(call);
-  bool ready =
-      srv_server_state(srv) == SRV_STATE_READY && srv_registry_all_ready(srv->registry);
+  bool ready = srv_server_state(srv) == SRV_STATE_READY &&
+               (!srv->options->strict_readiness || srv_registry_all_ready(srv->registry));
   inference_ServerReadyResponse_set_ready(reply, ready);
   REPLY(call, inference_ServerReadyResponse, reply);
 }

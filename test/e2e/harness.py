@@ -56,8 +56,7 @@ class Server:
         self._log_lock = threading.Lock()
         self._started = threading.Event()
         self.port = None
-        repo = repo if repo is not None else os.environ.get(
-            "NEREID_TEST_REPO", os.environ.get("TEST_TMPDIR", "/tmp"))
+        repo = repo if repo is not None else empty_repo()
         argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0",
                 "--backend-directory=" + (backends or BACKENDS)]
         if repo:
@@ -124,6 +123,13 @@ class Server:
             self.wait(10)
             raise AssertionError("nereid did not exit within %ss:\n%s"
                                  % (timeout, self.text()))
+
+
+def empty_repo():
+    """A new, empty model repository (every folder in a repository is a
+    model, so shared folders such as /tmp are not usable)."""
+    import tempfile
+    return tempfile.mkdtemp(prefix="empty_repo", dir=os.environ.get("TEST_TMPDIR"))
 
 
 def run_nereid(*args, timeout=30):

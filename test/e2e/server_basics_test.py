@@ -64,9 +64,9 @@ class ServerRpcs(unittest.TestCase):
 
     def test_unimplemented_rpc_names_itself(self):
         with self.assertRaises(grpc.RpcError) as cm:
-            self.stub.RepositoryIndex(pb.RepositoryIndexRequest())
+            self.stub.TraceSetting(pb.TraceSettingRequest())
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
-        self.assertIn("RepositoryIndex", cm.exception.details())
+        self.assertIn("TraceSetting", cm.exception.details())
 
     def test_unregistered_method(self):
         channel = self.server.connect()
@@ -140,7 +140,7 @@ class StartupErrors(unittest.TestCase):
         self.assertIn("--model-repository", out)
 
     def test_unknown_flag(self):
-        code, out = run_nereid("--model-repository=/tmp", "--frobnicate=3")
+        code, out = run_nereid("--model-repository=" + harness.empty_repo(), "--frobnicate=3")
         self.assertNotEqual(code, 0)
         self.assertIn("--frobnicate", out)
         self.assertIn("Usage", out)
@@ -153,7 +153,7 @@ class StartupErrors(unittest.TestCase):
     def test_port_in_use(self):
         first = Server()
         try:
-            code, out = run_nereid("--model-repository=/tmp",
+            code, out = run_nereid("--model-repository=" + harness.empty_repo(),
                                    "--grpc-address=127.0.0.1",
                                    "--grpc-port=%d" % first.port)
             self.assertNotEqual(code, 0)
@@ -192,6 +192,7 @@ class Shutdown(unittest.TestCase):
         stop = threading.Event()
         outcomes = {"ok": 0, "refused": 0}
         unexpected = []
+        sent = [time.monotonic()]  # when SIGTERM was sent
         lock = threading.Lock()
 
         def client():
@@ -207,8 +208,11 @@ class Shutdown(unittest.TestCase):
                         # shutdown began; gRPC core drops those itself.
                         if e.code() not in (grpc.StatusCode.UNAVAILABLE,
                                             grpc.StatusCode.CANCELLED):
+                            # When, relative to SIGTERM, tells a stranded call
+                            # (server side) from a stalled reconnect (client).
                             with lock:
-                                unexpected.append((e.code(), e.details()))
+                                unexpected.append((e.code(), e.details(),
+                                                   round(time.monotonic() - sent[0], 3)))
                         key = "refused"
                     with lock:
                         outcomes[key] += 1
@@ -219,12 +223,15 @@ class Shutdown(unittest.TestCase):
         for t in threads:
             t.start()
         time.sleep(1.0)
+        sent[0] = time.monotonic()
         self.assertEqual(server.stop(timeout=30), 0, server.text())
+        exited_after = time.monotonic() - sent[0]
         stop.set()
         for t in threads:
             t.join(30)
             self.assertFalse(t.is_alive())
-        self.assertEqual(unexpected, [])
+        self.assertEqual(unexpected, [], "server exited %.3f s after SIGTERM; log:\n%s"
+                         % (exited_after, server.text()[-4000:]))
         self.assertGreater(outcomes["ok"], 0)
 
 
