@@ -32,8 +32,9 @@ struct srv_call {
   grpc_byte_buffer *reply;
   grpc_slice status_details;
   int cancelled;
-  bool ended; /* reply or fail was called */
-  bool done;  /* the reply batch completed */
+  bool ended;   /* reply or fail was called */
+  bool done;    /* the reply batch completed */
+  bool counted; /* srv_frontend_call_begin was called */
   unsigned holds;
   srv_call_msg_fn *on_msg;
   void *on_msg_ctx;
@@ -116,7 +117,13 @@ srv_server_t *srv_call_server(const srv_call_t *call) {
   return srv_frontend_server(call->fe);
 }
 
+static const char *call_name(const srv_call_t *c) {
+  return c->rpc < srv_rpc_count ? srv_rpcs[c->rpc].name : "(unregistered)";
+}
+
 static void call_end(srv_call_t *c, grpc_status_code code, const char *details) {
+  SRV_VERBOSE(2, "call %p: %s replies %s", (void *)c, call_name(c),
+              srv_status_code_name(code));
   if (c->ended) SRV_FATAL("call ended twice");
   c->ended = true;
   c->status_details = grpc_slice_from_copied_string(details);
@@ -213,6 +220,7 @@ static void call_serve(srv_call_t *c) {
 }
 
 static void call_release(srv_call_t *c) {
+  if (c->counted) srv_frontend_call_end(c->fe);
   if (c->request != NULL) grpc_byte_buffer_destroy(c->request);
   if (c->reply != NULL) grpc_byte_buffer_destroy(c->reply);
   grpc_slice_unref(c->request_flat);
@@ -232,6 +240,9 @@ static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
         call_stop(c);
         return;
       }
+      SRV_VERBOSE(2, "call %p: %s arrived", (void *)c, call_name(c));
+      srv_frontend_call_begin(c->fe);
+      c->counted = true;
       /* Ask for the next call first, so accepting never waits for us. */
       srv_frontend_request(c->fe, c->rpc, c->cq);
       c->arena = upb_Arena_New();
@@ -239,6 +250,8 @@ static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
       call_serve(c);
       return;
     case CALL_DONE:
+      SRV_VERBOSE(2, "call %p: %s done (%s)", (void *)c, call_name(c),
+                  c->tag_done.success ? "sent" : "not sent");
       c->done = true;
       if (c->holds == 0) call_stop(c);
       return;

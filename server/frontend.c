@@ -34,6 +34,7 @@ struct srv_frontend {
   srv_tag_t shutdown_tag;
   act_msg_t control_stop;
   sem_t shutdown_done;
+  _Atomic long calls_handled; /* calls between their arrival and their end */
 };
 
 typedef struct {
@@ -62,6 +63,15 @@ static void control_behaviour(act_actor_t *self, act_msg_t *msg) {
   srv_frontend_t *fe = act_actor_state(self);
   if (msg->kind == CONTROL_SHUTDOWN_DONE) sem_post(&fe->shutdown_done);
   /* CONTROL_STOP: nothing to release; the actor is embedded in fe. */
+}
+
+/* Relaxed: a count read by shutdown, which only needs it to reach zero. */
+void srv_frontend_call_begin(srv_frontend_t *fe) {
+  atomic_fetch_add_explicit(&fe->calls_handled, 1, memory_order_relaxed);
+}
+
+void srv_frontend_call_end(srv_frontend_t *fe) {
+  atomic_fetch_sub_explicit(&fe->calls_handled, 1, memory_order_relaxed);
 }
 
 srv_server_t *srv_frontend_server(const srv_frontend_t *fe) { return fe->srv; }
@@ -182,15 +192,45 @@ srv_status_t *srv_frontend_start(srv_server_t *srv, srv_frontend_t **out) {
   return NULL;
 }
 
-/* Waits for the shutdown event up to `secs`; true when it came. */
-static bool shutdown_wait(srv_frontend_t *fe, int secs) {
+/* Waits for the shutdown event up to `ms`; true when it came. */
+static bool shutdown_wait(srv_frontend_t *fe, long ms) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += secs;
+  until.tv_sec += ms / 1000;
+  until.tv_nsec += (ms % 1000) * 1000000;
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
   for (;;) {
     if (sem_timedwait(&fe->shutdown_done, &until) == 0) return true;
     if (errno == ETIMEDOUT) return false;
   }
+}
+
+/* Waits for gRPC's shutdown while handled calls finish. gRPC core can hold
+ * a call it accepted just as shutdown began but never matched to a handler
+ * until that call's own deadline; once no handled call is left (seen twice,
+ * 50 ms apart, so that a call whose arrival is still queued is not missed),
+ * only such calls remain, and they are cancelled. */
+static bool shutdown_drain(srv_frontend_t *fe, int timeout_secs) {
+  long waited = 0, limit = (long)timeout_secs * 1000;
+  int idle_checks = 0;
+  bool cancelled_unhandled = false;
+  while (waited < limit) {
+    if (shutdown_wait(fe, 50)) return true;
+    waited += 50;
+    /* Relaxed: see srv_frontend_call_begin. */
+    idle_checks = atomic_load_explicit(&fe->calls_handled, memory_order_relaxed) == 0
+                      ? idle_checks + 1
+                      : 0;
+    if (idle_checks >= 2 && !cancelled_unhandled) {
+      SRV_VERBOSE(1, "shutdown: cancelling calls that never reached a handler");
+      grpc_server_cancel_all_calls(fe->server);
+      cancelled_unhandled = true;
+    }
+  }
+  return false;
 }
 
 bool srv_frontend_shutdown(srv_frontend_t *fe, int timeout_secs) {
@@ -199,11 +239,11 @@ bool srv_frontend_shutdown(srv_frontend_t *fe, int timeout_secs) {
     /* New calls are refused from here on; in-flight ones go on. */
     SRV_HANDOFF_TO_GRPC(&fe->shutdown_tag);
     grpc_server_shutdown_and_notify(fe->server, fe->cqs[0], &fe->shutdown_tag);
-    if (!shutdown_wait(fe, timeout_secs)) {
+    if (!shutdown_drain(fe, timeout_secs)) {
       SRV_WARN("exit timeout (%d s) reached: cancelling in-flight calls", timeout_secs);
       grpc_server_cancel_all_calls(fe->server);
       graceful = false;
-      while (!shutdown_wait(fe, 3600)) {
+      while (!shutdown_wait(fe, 3600L * 1000)) {
       }
     }
   }

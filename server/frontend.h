@@ -24,14 +24,22 @@ int srv_frontend_port(const srv_frontend_t *fe);
  *  unregistered method) on queue cq. Any thread. */
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq);
 
+/** A call reached its handler / finished. Shutdown waits for these calls
+ *  and only for these: see srv_frontend_shutdown. Any thread. */
+void srv_frontend_call_begin(srv_frontend_t *fe);
+void srv_frontend_call_end(srv_frontend_t *fe);
+
 srv_server_t *srv_frontend_server(const srv_frontend_t *fe);
 grpc_server *srv_frontend_grpc(const srv_frontend_t *fe);
 grpc_completion_queue *srv_frontend_cq(const srv_frontend_t *fe, unsigned cq);
 void *srv_frontend_method(const srv_frontend_t *fe, size_t rpc);
 
-/** Stops accepting calls and waits up to timeout_secs for in-flight calls;
- *  past that, cancels them. Then drains and joins the queue threads. Main
- *  thread; returns false when calls had to be cancelled. */
+/** Stops accepting calls and waits up to timeout_secs for the calls that
+ *  reached a handler; past that, cancels them. Calls that gRPC accepted but
+ *  never matched to a handler are cancelled as soon as no handled call is
+ *  left (they would otherwise wait for their own deadline). Then drains and
+ *  joins the queue threads. Main thread; returns false when handled calls
+ *  had to be cancelled. */
 bool srv_frontend_shutdown(srv_frontend_t *fe, int timeout_secs);
 
 /** Frees the frontend after srv_frontend_shutdown and the runtime's quiesce. */

@@ -118,6 +118,8 @@ static void watch_maybe_finish(watch_t *w) {
 }
 
 static void watch_start(watch_t *w) {
+  srv_frontend_call_begin(w->fe);
+  w->counted = true;
   srv_frontend_request(w->fe, w->rpc, w->cq); /* the next Watch */
   w->arena = upb_Arena_New();
   if (w->arena == NULL) SRV_FATAL("out of memory");
@@ -150,6 +152,7 @@ static void watch_start(watch_t *w) {
 }
 
 static void watch_release(watch_t *w) {
+  if (w->counted) srv_frontend_call_end(w->fe);
   if (w->request != NULL) grpc_byte_buffer_destroy(w->request);
   if (w->out != NULL) grpc_byte_buffer_destroy(w->out);
   grpc_slice_unref(w->status_details);

@@ -42,6 +42,7 @@ struct watch {
   upb_Arena *arena;
   int cancelled;
   bool known_service;
+  bool counted;    /* srv_frontend_call_begin was called */
   bool registered; /* ADD was sent */
   bool initial_md_sent;
   bool send_busy, status_busy, closed, ending, end_wanted, finishing;

@@ -157,7 +157,12 @@ srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
                             (int)len, name);
     const char *value = eq ? eq + 1 : NULL;
     if (value == NULL && f->kind == FLAG_BOOL) {
-      value = "true"; /* a bare boolean flag turns it on */
+      /* "--flag false", as tritonserver takes it; a bare flag turns it on. */
+      bool next_is_bool =
+          i + 1 < argc &&
+          (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false") ||
+           !strcmp(argv[i + 1], "1") || !strcmp(argv[i + 1], "0"));
+      value = next_is_bool ? argv[++i] : "true";
     } else if (value == NULL) {
       if (i + 1 >= argc)
         return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "flag '--%s' needs a value",

@@ -109,13 +109,14 @@ static void model_control_flags(void) {
   CHECK(srv_options_validate(&opt) == NULL);
   srv_options_free(&opt);
 
-  char *relaxed[] = {"nereid", "--strict-readiness=false", "--exit-on-error", "false", NULL};
+  char *relaxed[] = {"nereid", "--strict-readiness=false", "--exit-on-error", "false",
+                     NULL};
   REQUIRE(parse(&opt, relaxed) == NULL);
   CHECK(!opt.strict_readiness && !opt.exit_on_error);
   srv_options_free(&opt);
 
-  char *explicit_mode[] = {"nereid", "--model-repository=/", "--model-control-mode=explicit",
-                           NULL};
+  char *explicit_mode[] = {"nereid", "--model-repository=/",
+                           "--model-control-mode=explicit", NULL};
   REQUIRE(parse(&opt, explicit_mode) == NULL);
   srv_status_t *st = srv_options_validate(&opt);
   CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
@@ -130,6 +131,6 @@ static void model_control_flags(void) {
   srv_options_free(&opt);
 }
 
-UNIT_MAIN("options", UNIT_CASE(model_control_flags), UNIT_CASE(defaults_match_tritonserver),
-          UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
-          UNIT_CASE(validate_checks_repositories))
+UNIT_MAIN("options", UNIT_CASE(model_control_flags),
+          UNIT_CASE(defaults_match_tritonserver), UNIT_CASE(both_value_forms_and_repeats),
+          UNIT_CASE(bad_flags_name_the_flag), UNIT_CASE(validate_checks_repositories))

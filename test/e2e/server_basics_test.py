@@ -188,7 +188,7 @@ class Shutdown(unittest.TestCase):
     def test_shutdown_under_load(self):
         """Calls in flight at SIGTERM either complete or fail cleanly; none
         hangs; the process exits 0."""
-        server = Server()
+        server = Server("--log-verbose=2")  # per-call lines, for the report below
         stop = threading.Event()
         outcomes = {"ok": 0, "refused": 0}
         unexpected = []
@@ -230,6 +230,10 @@ class Shutdown(unittest.TestCase):
         for t in threads:
             t.join(30)
             self.assertFalse(t.is_alive())
+        if unexpected:  # keep the whole server log for the report
+            out = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR", tempfile.gettempdir())
+            with open(os.path.join(out, "shutdown_server.log"), "w") as f:
+                f.write(server.text())
         self.assertEqual(unexpected, [], "server exited %.3f s after SIGTERM; log:\n%s"
                          % (exited_after, server.text()[-4000:]))
         self.assertGreater(outcomes["ok"], 0)
