@@ -9,6 +9,7 @@
 
 #include "actors/actor.h"
 #include "server/frontend.h"
+#include "server/log.h"
 #include "server/status.h"
 #include "upb/mini_table.h"
 #include "upb/msg.h"
@@ -49,5 +50,26 @@ void srv_call_unhold(srv_call_t *call);
  *  message (no copy): valid until the call is freed. NULL when malformed. */
 upb_Message *srv_call_parse(srv_call_t *call, const upb_MiniTable *layout,
                             const char *request, size_t len);
+
+/* In a handler: parses the request as `type` into a new `const type *var`
+ * (aliasing the received bytes), or ends the call with INVALID_ARGUMENT
+ * naming `rpc` and returns from the handler. */
+#define SRV_CALL_PARSE_OR_RETURN(var, call, type, rpc, request, len)                   \
+  const type *var = (const type *)srv_call_parse(call, &type##_msginit, request, len); \
+  if (var == NULL) {                                                                   \
+    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,                   \
+                                       rpc ": malformed request message"));            \
+    return;                                                                            \
+  }
+
+/* Serializes `msg` (of `type`, built in the call's arena) and ends the call
+ * with it. */
+#define SRV_CALL_REPLY(call, type, msg)                                \
+  do {                                                                 \
+    size_t len_;                                                       \
+    char *bytes_ = type##_serialize(msg, srv_call_arena(call), &len_); \
+    if (bytes_ == NULL) SRV_FATAL("out of memory serializing " #type); \
+    srv_call_reply(call, bytes_, len_);                                \
+  } while (0)
 
 #endif

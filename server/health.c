@@ -130,14 +130,8 @@ bool srv_health_service_known(upb_StringView name) {
 }
 
 void srv_health_check(srv_call_t *call, const char *request, size_t len) {
-  upb_Arena *arena = srv_call_arena(call);
-  grpc_health_v1_HealthCheckRequest *req =
-      grpc_health_v1_HealthCheckRequest_parse(request, len, arena);
-  if (req == NULL) {
-    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                                       "Health/Check: malformed request message"));
-    return;
-  }
+  SRV_CALL_PARSE_OR_RETURN(req, call, grpc_health_v1_HealthCheckRequest, "Health/Check",
+                           request, len);
   upb_StringView service = grpc_health_v1_HealthCheckRequest_service(req);
   if (!srv_health_service_known(service)) {
     srv_call_fail(call, srv_status_new(GRPC_STATUS_NOT_FOUND, "unknown service '%.*s'",
@@ -145,11 +139,8 @@ void srv_health_check(srv_call_t *call, const char *request, size_t len) {
     return;
   }
   grpc_health_v1_HealthCheckResponse *reply =
-      grpc_health_v1_HealthCheckResponse_new(arena);
+      grpc_health_v1_HealthCheckResponse_new(srv_call_arena(call));
   grpc_health_v1_HealthCheckResponse_set_status(
       reply, srv_health_serving_status(srv_call_server(call)));
-  size_t out_len;
-  char *out = grpc_health_v1_HealthCheckResponse_serialize(reply, arena, &out_len);
-  if (out == NULL) SRV_FATAL("out of memory");
-  srv_call_reply(call, out, out_len);
+  SRV_CALL_REPLY(call, grpc_health_v1_HealthCheckResponse, reply);
 }

@@ -4,14 +4,9 @@
 #include <string.h>
 
 #include "server/log.h"
+#include "server/memory.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
-static void *arena_alloc(upb_Arena *a, size_t size) {
-  void *p = upb_Arena_Malloc(a, size ? size : 1);
-  if (p == NULL) SRV_FATAL("out of memory");
-  return p;
-}
 
 /* Narrows 32-bit contents into 8- or 16-bit elements. */
 static void narrow(const void *src, size_t n, bool is_signed, size_t width, void *dst) {
@@ -29,7 +24,7 @@ static void bytes_serialize(const upb_StringView *v, size_t n, upb_Arena *arena,
                             srv_buffer_t *buf) {
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += 4 + v[i].size;
-  unsigned char *p = arena_alloc(arena, total);
+  unsigned char *p = srv_arena_alloc(arena, total);
   size_t off = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t len = (uint32_t)v[i].size;
@@ -115,7 +110,7 @@ srv_status_t *srv_infer_contents_to_buffer(const srv_model_t *m,
     buf->size = n * want;
     return NULL;
   }
-  void *dst = arena_alloc(arena, n * want);
+  void *dst = srv_arena_alloc(arena, n * want);
   bool is_signed = spec->datatype == TRITONSERVER_TYPE_INT8 ||
                    spec->datatype == TRITONSERVER_TYPE_INT16;
   narrow(arr, n, is_signed, want, dst);

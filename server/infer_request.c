@@ -8,23 +8,11 @@
 #include "server/core/infer_check.h"
 #include "server/infer_contents.h"
 #include "server/log.h"
+#include "server/memory.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 typedef inference_ModelInferRequest_InferInputTensor input_msg_t;
-
-static void *arena_alloc(upb_Arena *a, size_t size) {
-  void *p = upb_Arena_Malloc(a, size ? size : 1);
-  if (p == NULL) SRV_FATAL("out of memory");
-  return p;
-}
-
-static const char *arena_str(upb_Arena *a, upb_StringView v) {
-  char *s = arena_alloc(a, v.size + 1);
-  if (v.size > 0) memcpy(s, v.data, v.size); /* empty views may be NULL */
-  s[v.size] = '\0';
-  return s;
-}
 
 static uint64_t element_count(const int64_t *shape, size_t n) {
   uint64_t count = 1;
@@ -51,7 +39,7 @@ static srv_status_t *input_build(const srv_model_t *m, const input_msg_t *in,
   out->datatype = type;
   out->shape = shape;
   out->dims_count = (uint32_t)n;
-  srv_buffer_t *buf = arena_alloc(arena, sizeof *buf);
+  srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
   const inference_InferTensorContents *contents =
       inference_ModelInferRequest_InferInputTensor_contents(in);
   if (raw != NULL && contents != NULL)
@@ -83,7 +71,7 @@ static srv_status_t *inputs_build(const srv_model_t *m,
   if (nraw != 0 && nraw != n)
     return BAD("model '%s': %zu raw_input_contents given for %zu inputs", m->name, nraw,
                n);
-  r->inputs = arena_alloc(arena, n * sizeof *r->inputs);
+  r->inputs = srv_arena_alloc(arena, n * sizeof *r->inputs);
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st = input_build(m, in[i], nraw ? &raw[i] : NULL, arena, &r->inputs[i]);
     if (st != NULL) return st;
@@ -106,7 +94,7 @@ static srv_status_t *outputs_build(const srv_model_t *m,
     r->output_count = m->output_count;
     return NULL;
   }
-  r->outputs = arena_alloc(arena, n * sizeof *r->outputs);
+  r->outputs = srv_arena_alloc(arena, n * sizeof *r->outputs);
   for (size_t i = 0; i < n; i++) {
     upb_StringView name =
         inference_ModelInferRequest_InferRequestedOutputTensor_name(out[i]);
@@ -128,10 +116,10 @@ static srv_status_t *outputs_build(const srv_model_t *m,
 srv_status_t *srv_infer_request_build(srv_model_t *m,
                                       const inference_ModelInferRequest *req,
                                       upb_Arena *arena, TRITONBACKEND_Request **out) {
-  TRITONBACKEND_Request *r = arena_alloc(arena, sizeof *r);
+  TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
   memset(r, 0, sizeof *r);
   r->model = m;
-  r->id = arena_str(arena, inference_ModelInferRequest_id(req));
+  r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
   srv_status_t *st = inputs_build(m, req, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);
   if (st == NULL) st = outputs_build(m, req, arena, r);

@@ -14,6 +14,7 @@
 #include "server/core/response.h"
 #include "server/infer_request.h"
 #include "server/log.h"
+#include "server/memory.h"
 #include "server/model_lookup.h"
 
 typedef struct {
@@ -22,8 +23,6 @@ typedef struct {
   bool replied;
 } infer_ctx_t;
 
-static upb_StringView view(const char *s) { return upb_StringView_FromString(s); }
-
 static void params_encode(inference_ModelInferResponse *resp,
                           const TRITONBACKEND_Response *r, upb_Arena *a) {
   for (uint32_t i = 0; i < r->param_count; i++) {
@@ -31,7 +30,8 @@ static void params_encode(inference_ModelInferResponse *resp,
     inference_InferParameter *v = inference_InferParameter_new(a);
     switch (p->type) {
       case TRITONSERVER_PARAMETER_STRING:
-        inference_InferParameter_set_string_param(v, view(p->value.s));
+        inference_InferParameter_set_string_param(v,
+                                                  upb_StringView_FromString(p->value.s));
         break;
       case TRITONSERVER_PARAMETER_INT:
         inference_InferParameter_set_int64_param(v, p->value.i);
@@ -45,7 +45,8 @@ static void params_encode(inference_ModelInferResponse *resp,
       default:
         continue;
     }
-    inference_ModelInferResponse_parameters_set(resp, view(p->name), v, a);
+    inference_ModelInferResponse_parameters_set(resp, upb_StringView_FromString(p->name),
+                                                v, a);
   }
 }
 
@@ -61,22 +62,22 @@ static void reply_encode(srv_call_t *call, infer_ctx_t *x,
                          const TRITONBACKEND_Response *r) {
   upb_Arena *a = srv_call_arena(call);
   inference_ModelInferResponse *resp = inference_ModelInferResponse_new(a);
-  char version[24];
-  snprintf(version, sizeof version, "%" PRId64, x->model->version);
-  char *v = upb_Arena_Malloc(a, strlen(version) + 1);
-  if (resp == NULL || v == NULL) SRV_FATAL("out of memory");
-  strcpy(v, version);
-  inference_ModelInferResponse_set_model_name(resp, view(x->model->name));
-  inference_ModelInferResponse_set_model_version(resp, view(v));
-  inference_ModelInferResponse_set_id(resp, view(x->request->id));
+  if (resp == NULL) SRV_FATAL("out of memory");
+  inference_ModelInferResponse_set_model_name(resp,
+                                              upb_StringView_FromString(x->model->name));
+  inference_ModelInferResponse_set_model_version(
+      resp, upb_StringView_FromString(x->model->version_string));
+  inference_ModelInferResponse_set_id(resp, upb_StringView_FromString(x->request->id));
   for (uint32_t i = 0; i < r->output_count; i++) {
     const struct TRITONBACKEND_Output *o = &r->outputs[i];
     if (!output_requested(x->request, o->name)) continue;
     inference_ModelInferResponse_InferOutputTensor *t =
         inference_ModelInferResponse_add_outputs(resp, a);
-    inference_ModelInferResponse_InferOutputTensor_set_name(t, view(o->name));
+    inference_ModelInferResponse_InferOutputTensor_set_name(
+        t, upb_StringView_FromString(o->name));
     const char *dt = api_datatype_protocol_name(o->datatype);
-    inference_ModelInferResponse_InferOutputTensor_set_datatype(t, view(dt ? dt : ""));
+    inference_ModelInferResponse_InferOutputTensor_set_datatype(
+        t, upb_StringView_FromString(dt ? dt : ""));
     for (uint32_t d = 0; d < o->dims_count; d++)
       inference_ModelInferResponse_InferOutputTensor_add_shape(t, o->shape[d], a);
     upb_StringView bytes = {.data = o->buffer ? o->buffer : "", .size = o->byte_size};
@@ -132,14 +133,8 @@ static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
 
 void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   uint64_t start = act_now_ns();
-  const inference_ModelInferRequest *req =
-      (const inference_ModelInferRequest *)srv_call_parse(
-          call, &inference_ModelInferRequest_msginit, bytes, len);
-  if (req == NULL) {
-    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                                       "ModelInfer: malformed request message"));
-    return;
-  }
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelInferRequest, "ModelInfer", bytes,
+                           len);
   srv_model_t *m = NULL;
   srv_status_t *st =
       srv_model_lookup(srv_call_server(call), inference_ModelInferRequest_model_name(req),

@@ -8,35 +8,12 @@
 #include "grpc_service.upb.h"
 #include "server/api/datatype.h"
 #include "server/log.h"
+#include "server/memory.h"
 #include "server/model_lookup.h"
 
-#define PARSE_OR_FAIL(type, rpc)                                                       \
-  const type *req = (const type *)srv_call_parse(call, &type##_msginit, request, len); \
-  if (req == NULL) {                                                                   \
-    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,                   \
-                                       rpc ": malformed request message"));            \
-    return;                                                                            \
-  }
-
-#define REPLY(type, msg)                                           \
-  do {                                                             \
-    size_t n_;                                                     \
-    char *b_ = type##_serialize(msg, srv_call_arena(call), &n_);   \
-    if (b_ == NULL) SRV_FATAL("out of memory serializing " #type); \
-    srv_call_reply(call, b_, n_);                                  \
-  } while (0)
-
-static upb_StringView view(const char *s) { return upb_StringView_FromString(s); }
-
-static upb_StringView version_view(upb_Arena *a, int64_t v) {
-  char *s = upb_Arena_Malloc(a, 24);
-  if (s == NULL) SRV_FATAL("out of memory");
-  snprintf(s, 24, "%" PRId64, v);
-  return view(s);
-}
-
 void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(inference_ModelReadyRequest, "ModelReady");
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelReadyRequest, "ModelReady", request,
+                           len);
   srv_model_t *m;
   srv_status_t *st =
       srv_model_lookup(srv_call_server(call), inference_ModelReadyRequest_name(req),
@@ -50,7 +27,7 @@ void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
   inference_ModelReadyResponse *reply =
       inference_ModelReadyResponse_new(srv_call_arena(call));
   inference_ModelReadyResponse_set_ready(reply, st == NULL);
-  REPLY(inference_ModelReadyResponse, reply);
+  SRV_CALL_REPLY(call, inference_ModelReadyResponse, reply);
 }
 
 static void tensors_add(inference_ModelMetadataResponse *reply, const srv_model_t *m,
@@ -61,9 +38,11 @@ static void tensors_add(inference_ModelMetadataResponse *reply, const srv_model_
     inference_ModelMetadataResponse_TensorMetadata *md =
         inputs ? inference_ModelMetadataResponse_add_inputs(reply, a)
                : inference_ModelMetadataResponse_add_outputs(reply, a);
-    inference_ModelMetadataResponse_TensorMetadata_set_name(md, view(t[i].name));
+    inference_ModelMetadataResponse_TensorMetadata_set_name(
+        md, upb_StringView_FromString(t[i].name));
     const char *dt = api_datatype_protocol_name(t[i].datatype);
-    inference_ModelMetadataResponse_TensorMetadata_set_datatype(md, view(dt ? dt : ""));
+    inference_ModelMetadataResponse_TensorMetadata_set_datatype(
+        md, upb_StringView_FromString(dt ? dt : ""));
     if (m->max_batch_size > 0)
       inference_ModelMetadataResponse_TensorMetadata_add_shape(md, -1, a);
     for (uint32_t d = 0; d < t[i].dims_count; d++)
@@ -72,7 +51,8 @@ static void tensors_add(inference_ModelMetadataResponse *reply, const srv_model_
 }
 
 void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(inference_ModelMetadataRequest, "ModelMetadata");
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelMetadataRequest, "ModelMetadata",
+                           request, len);
   srv_model_t *m;
   srv_status_t *st =
       srv_model_lookup(srv_call_server(call), inference_ModelMetadataRequest_name(req),
@@ -83,22 +63,23 @@ void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len) {
   }
   upb_Arena *a = srv_call_arena(call);
   inference_ModelMetadataResponse *reply = inference_ModelMetadataResponse_new(a);
-  inference_ModelMetadataResponse_set_name(reply, view(m->name));
+  inference_ModelMetadataResponse_set_name(reply, upb_StringView_FromString(m->name));
   const srv_registry_entry_t *e =
       srv_registry_find(srv_call_server(call)->registry, m->name, strlen(m->name));
   for (size_t i = 0; i < e->version_count; i++)
     inference_ModelMetadataResponse_add_versions(
-        reply, version_view(a, e->versions[i]->version), a);
+        reply, upb_StringView_FromString(e->versions[i]->version_string), a);
   upb_StringView platform = inference_ModelConfig_platform(m->config);
   inference_ModelMetadataResponse_set_platform(
       reply, platform.size ? platform : inference_ModelConfig_backend(m->config));
   tensors_add(reply, m, true, a);
   tensors_add(reply, m, false, a);
-  REPLY(inference_ModelMetadataResponse, reply);
+  SRV_CALL_REPLY(call, inference_ModelMetadataResponse, reply);
 }
 
 void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(inference_ModelConfigRequest, "ModelConfig");
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelConfigRequest, "ModelConfig",
+                           request, len);
   srv_model_t *m;
   srv_status_t *st =
       srv_model_lookup(srv_call_server(call), inference_ModelConfigRequest_name(req),
@@ -111,7 +92,7 @@ void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
       inference_ModelConfigResponse_new(srv_call_arena(call));
   /* The model's own config, serialized right here while the model lives. */
   inference_ModelConfigResponse_set_config(reply, m->config);
-  REPLY(inference_ModelConfigResponse, reply);
+  SRV_CALL_REPLY(call, inference_ModelConfigResponse, reply);
 }
 
 static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
@@ -121,8 +102,9 @@ static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
 
 static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
   srv_stats_t *s = &m->stats;
-  inference_ModelStatistics_set_name(out, view(m->name));
-  inference_ModelStatistics_set_version(out, version_view(a, m->version));
+  inference_ModelStatistics_set_name(out, upb_StringView_FromString(m->name));
+  inference_ModelStatistics_set_version(out,
+                                        upb_StringView_FromString(m->version_string));
   inference_ModelStatistics_set_last_inference(out, srv_stat_load(&s->last_inference_ms));
   inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
   inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
@@ -161,7 +143,8 @@ static void entry_stats(inference_ModelStatisticsResponse *reply,
 }
 
 void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(inference_ModelStatisticsRequest, "ModelStatistics");
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelStatisticsRequest, "ModelStatistics",
+                           request, len);
   upb_Arena *a = srv_call_arena(call);
   srv_server_t *srv = srv_call_server(call);
   upb_StringView name = inference_ModelStatisticsRequest_name(req);
@@ -170,7 +153,7 @@ void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len)
   if (name.size == 0) {
     for (size_t i = 0; i < srv_registry_count(srv->registry); i++)
       entry_stats(reply, srv_registry_at(srv->registry, i), -1, a);
-    REPLY(inference_ModelStatisticsResponse, reply);
+    SRV_CALL_REPLY(call, inference_ModelStatisticsResponse, reply);
     return;
   }
   srv_model_t *m;
@@ -182,5 +165,5 @@ void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len)
   int64_t v;
   srv_version_parse(version, &v);
   entry_stats(reply, srv_registry_find(srv->registry, name.data, name.size), v, a);
-  REPLY(inference_ModelStatisticsResponse, reply);
+  SRV_CALL_REPLY(call, inference_ModelStatisticsResponse, reply);
 }

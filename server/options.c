@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "server/log.h"
+#include "server/memory.h"
 
 typedef enum {
   FLAG_STRING,
@@ -77,12 +78,6 @@ static const flag_t *flag_find(const char *name, size_t len) {
   return NULL;
 }
 
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
-
 static srv_status_t *parse_bool(const char *name, const char *value, bool *out) {
   if (!strcmp(value, "true") || !strcmp(value, "1")) {
     *out = true;
@@ -100,14 +95,14 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
   switch (f->kind) {
     case FLAG_STRING:
       free(*(char **)slot);
-      *(char **)slot = dup_or_die(value);
+      *(char **)slot = srv_strdup(value);
       return NULL;
     case FLAG_STRING_LIST: {
       char ***list = slot;
       size_t *count = (size_t *)((char *)slot + sizeof(char **));
       char **grown = realloc(*list, (*count + 1) * sizeof *grown);
       if (grown == NULL) SRV_FATAL("out of memory");
-      grown[*count] = dup_or_die(value);
+      grown[*count] = srv_strdup(value);
       *list = grown;
       *count += 1;
       return NULL;
@@ -131,12 +126,12 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
 
 static void options_defaults(srv_options_t *opt) {
   memset(opt, 0, sizeof *opt);
-  opt->grpc_address = dup_or_die("0.0.0.0");
-  opt->backend_directory = dup_or_die("/opt/tritonserver/backends");
+  opt->grpc_address = srv_strdup("0.0.0.0");
+  opt->backend_directory = srv_strdup("/opt/tritonserver/backends");
   opt->grpc_port = 8001;
   opt->exit_timeout_secs = 30;
   opt->allow_grpc = true;
-  opt->model_control_mode = dup_or_die("none");
+  opt->model_control_mode = srv_strdup("none");
   opt->strict_readiness = true;
   opt->exit_on_error = true;
 }

@@ -10,8 +10,7 @@
 #include "grpc_service.upb.h"
 #include "server/core/registry.h"
 #include "server/log.h"
-
-static upb_StringView view(const char *s) { return upb_StringView_FromString(s); }
+#include "server/memory.h"
 
 static int entry_cmp(const void *a, const void *b) {
   const srv_registry_entry_t *x = *(const srv_registry_entry_t *const *)a;
@@ -25,10 +24,14 @@ static void index_add(inference_RepositoryIndexResponse *reply, const char *name
   inference_RepositoryIndexResponse_ModelIndex *m =
       inference_RepositoryIndexResponse_add_models(reply, a);
   if (m == NULL) SRV_FATAL("out of memory");
-  inference_RepositoryIndexResponse_ModelIndex_set_name(m, view(name));
-  inference_RepositoryIndexResponse_ModelIndex_set_version(m, view(version));
-  inference_RepositoryIndexResponse_ModelIndex_set_state(m, view(state));
-  inference_RepositoryIndexResponse_ModelIndex_set_reason(m, view(reason));
+  inference_RepositoryIndexResponse_ModelIndex_set_name(m,
+                                                        upb_StringView_FromString(name));
+  inference_RepositoryIndexResponse_ModelIndex_set_version(
+      m, upb_StringView_FromString(version));
+  inference_RepositoryIndexResponse_ModelIndex_set_state(
+      m, upb_StringView_FromString(state));
+  inference_RepositoryIndexResponse_ModelIndex_set_reason(
+      m, upb_StringView_FromString(reason));
 }
 
 /* One entry per ready version, and one UNAVAILABLE entry with the reason
@@ -43,10 +46,7 @@ static void index_fill(inference_RepositoryIndexResponse *reply, const srv_regis
   for (size_t i = 0; i < n; i++) {
     const srv_registry_entry_t *e = sorted[i];
     for (size_t v = 0; v < e->version_count; v++) {
-      char *version = upb_Arena_Malloc(a, 24);
-      if (version == NULL) SRV_FATAL("out of memory");
-      snprintf(version, 24, "%" PRId64, e->versions[v]->version);
-      index_add(reply, e->name, version, "READY", "", a);
+      index_add(reply, e->name, e->versions[v]->version_string, "READY", "", a);
     }
     if (e->reason != NULL && !ready_only)
       index_add(reply, e->name, "", "UNAVAILABLE", e->reason, a);
@@ -54,22 +54,13 @@ static void index_fill(inference_RepositoryIndexResponse *reply, const srv_regis
 }
 
 void srv_rpc_repository_index(srv_call_t *call, const char *request, size_t len) {
-  const inference_RepositoryIndexRequest *req =
-      (const inference_RepositoryIndexRequest *)srv_call_parse(
-          call, &inference_RepositoryIndexRequest_msginit, request, len);
-  if (req == NULL) {
-    srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                                       "RepositoryIndex: malformed request message"));
-    return;
-  }
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_RepositoryIndexRequest, "RepositoryIndex",
+                           request, len);
   upb_Arena *a = srv_call_arena(call);
   inference_RepositoryIndexResponse *reply = inference_RepositoryIndexResponse_new(a);
   index_fill(reply, srv_call_server(call)->registry,
              inference_RepositoryIndexRequest_ready(req), a);
-  size_t out_len;
-  char *out = inference_RepositoryIndexResponse_serialize(reply, a, &out_len);
-  if (out == NULL) SRV_FATAL("out of memory");
-  srv_call_reply(call, out, out_len);
+  SRV_CALL_REPLY(call, inference_RepositoryIndexResponse, reply);
 }
 
 /* Model control mode 'none' (the only one so far) loads everything at

@@ -10,25 +10,6 @@
 const char *const srv_extensions[] = {"model_configuration", "statistics"};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
-/* Serializes a reply built in the call's arena and sends it. */
-#define REPLY(call, type, msg)                                         \
-  do {                                                                 \
-    size_t len_;                                                       \
-    char *bytes_ = type##_serialize(msg, srv_call_arena(call), &len_); \
-    if (bytes_ == NULL) SRV_FATAL("out of memory serializing " #type); \
-    srv_call_reply(call, bytes_, len_);                                \
-  } while (0)
-
-/* Decodes the request or ends the call with INVALID_ARGUMENT. */
-#define PARSE_OR_FAIL(call, type, rpc, request, len)                          \
-  do {                                                                        \
-    if (type##_parse(request, len, srv_call_arena(call)) == NULL) {           \
-      srv_call_fail(call, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,        \
-                                         rpc ": malformed request message")); \
-      return;                                                                 \
-    }                                                                         \
-  } while (0)
-
 /* Like tritonserver: while exiting, liveness and readiness calls fail. */
 static bool fail_if_exiting(srv_call_t *call) {
   if (srv_server_state(srv_call_server(call)) != SRV_STATE_EXITING) return false;
@@ -37,16 +18,20 @@ static bool fail_if_exiting(srv_call_t *call) {
 }
 
 void srv_rpc_server_live(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(call, inference_ServerLiveRequest, "ServerLive", request, len);
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ServerLiveRequest, "ServerLive", request,
+                           len);
+  (void)req; /* an empty message: nothing to read */
   if (fail_if_exiting(call)) return;
   inference_ServerLiveResponse *reply =
       inference_ServerLiveResponse_new(srv_call_arena(call));
   inference_ServerLiveResponse_set_live(reply, true);
-  REPLY(call, inference_ServerLiveResponse, reply);
+  SRV_CALL_REPLY(call, inference_ServerLiveResponse, reply);
 }
 
 void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(call, inference_ServerReadyRequest, "ServerReady", request, len);
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ServerReadyRequest, "ServerReady",
+                           request, len);
+  (void)req; /* an empty message: nothing to read */
   if (fail_if_exiting(call)) return;
   inference_ServerReadyResponse *reply =
       inference_ServerReadyResponse_new(srv_call_arena(call));
@@ -55,11 +40,13 @@ void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len) {
   bool ready = srv_server_state(srv) == SRV_STATE_READY &&
                (!srv->options->strict_readiness || srv_registry_all_ready(srv->registry));
   inference_ServerReadyResponse_set_ready(reply, ready);
-  REPLY(call, inference_ServerReadyResponse, reply);
+  SRV_CALL_REPLY(call, inference_ServerReadyResponse, reply);
 }
 
 void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) {
-  PARSE_OR_FAIL(call, inference_ServerMetadataRequest, "ServerMetadata", request, len);
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_ServerMetadataRequest, "ServerMetadata",
+                           request, len);
+  (void)req; /* an empty message: nothing to read */
   upb_Arena *arena = srv_call_arena(call);
   inference_ServerMetadataResponse *reply = inference_ServerMetadataResponse_new(arena);
   inference_ServerMetadataResponse_set_name(reply,
@@ -69,5 +56,5 @@ void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) 
   for (size_t i = 0; i < srv_extension_count; i++)
     inference_ServerMetadataResponse_add_extensions(
         reply, upb_StringView_FromString(srv_extensions[i]), arena);
-  REPLY(call, inference_ServerMetadataResponse, reply);
+  SRV_CALL_REPLY(call, inference_ServerMetadataResponse, reply);
 }

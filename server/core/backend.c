@@ -12,15 +12,10 @@
 
 #include "server/api/error.h"
 #include "server/log.h"
+#include "server/memory.h"
 
 static pthread_mutex_t backends_lock = PTHREAD_MUTEX_INITIALIZER;
 static TRITONBACKEND_Backend *backends; /* guarded by backends_lock */
-
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
 
 /* The library path by Triton's order; false when none exists. */
 static bool library_find(const char *name, const char *runtime, const char *model_dir,
@@ -102,7 +97,7 @@ static void json_pair(char **json, size_t *len, const char *key, size_t key_len,
 /* {"cmdline":{...}}: the server-wide settings tritonserver passes to every
  * backend, then this backend's --backend-config pairs. */
 static char *config_json_build(const char *name, const srv_options_t *opt) {
-  char *json = dup_or_die("{\"cmdline\":{");
+  char *json = srv_strdup("{\"cmdline\":{");
   size_t len = strlen(json);
   json_pair(&json, &len, "backend-directory", strlen("backend-directory"),
             opt->backend_directory);
@@ -125,9 +120,9 @@ static srv_status_t *backend_open(const char *name, const char *path,
                                   const srv_options_t *opt, TRITONBACKEND_Backend **out) {
   TRITONBACKEND_Backend *b = calloc(1, sizeof *b);
   if (b == NULL) SRV_FATAL("out of memory");
-  b->name = dup_or_die(name);
-  b->path = dup_or_die(path);
-  b->dir = dup_or_die(path);
+  b->name = srv_strdup(name);
+  b->path = srv_strdup(path);
+  b->dir = srv_strdup(path);
   char *slash = strrchr(b->dir, '/');
   if (slash != NULL) *slash = '\0';
   b->config_json = config_json_build(name, opt);

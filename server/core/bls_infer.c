@@ -15,6 +15,7 @@
 #include "server/core/infer_check.h"
 #include "server/core/response.h"
 #include "server/log.h"
+#include "server/memory.h"
 #include "server/server.h"
 
 enum { FLIGHT_CHECK = 0x400, FLIGHT_STOP };
@@ -37,22 +38,6 @@ typedef struct {
   bool final_sent, released, stopping;
 } flight_t;
 
-static void *arena_alloc(upb_Arena *a, size_t size) {
-  void *p = upb_Arena_Malloc(a, size ? size : 1);
-  if (p == NULL) SRV_FATAL("out of memory");
-  return p;
-}
-
-static void *arena_copy(upb_Arena *a, const void *src, size_t size) {
-  void *p = arena_alloc(a, size);
-  if (size > 0) memcpy(p, src, size);
-  return p;
-}
-
-static const char *arena_str(upb_Arena *a, const char *s) {
-  return arena_copy(a, s, strlen(s) + 1);
-}
-
 /* One input, checked as gRPC checks its inputs; shape and buffer list are
  * copied, the data stays the user's. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in,
@@ -70,9 +55,10 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in
   if (st != NULL) return st;
   out->name = spec->name;
   out->datatype = in->datatype;
-  out->shape = arena_copy(arena, in->shape, in->dims_count * sizeof *in->shape);
+  out->shape = srv_arena_copy(arena, in->shape, in->dims_count * sizeof *in->shape);
   out->dims_count = in->dims_count;
-  out->buffers = arena_copy(arena, in->buffers, in->buffer_count * sizeof *in->buffers);
+  out->buffers =
+      srv_arena_copy(arena, in->buffers, in->buffer_count * sizeof *in->buffers);
   out->buffer_count = in->buffer_count;
   return NULL;
 }
@@ -80,7 +66,7 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in
 static srv_status_t *inputs_build(const srv_model_t *m,
                                   const TRITONSERVER_InferenceRequest *u,
                                   upb_Arena *arena, TRITONBACKEND_Request *r) {
-  r->inputs = arena_alloc(arena, u->input_count * sizeof *r->inputs);
+  r->inputs = srv_arena_alloc(arena, u->input_count * sizeof *r->inputs);
   for (uint32_t i = 0; i < u->input_count; i++) {
     srv_status_t *st = input_build(m, &u->inputs[i], arena, &r->inputs[i]);
     if (st != NULL) return st;
@@ -97,7 +83,7 @@ static srv_status_t *outputs_build(const srv_model_t *m,
     r->output_count = m->output_count;
     return NULL;
   }
-  r->outputs = arena_alloc(arena, u->output_count * sizeof *r->outputs);
+  r->outputs = srv_arena_alloc(arena, u->output_count * sizeof *r->outputs);
   for (uint32_t i = 0; i < u->output_count; i++) {
     srv_status_t *st =
         srv_check_output_name(m, u->outputs[i], strlen(u->outputs[i]), &r->outputs[i]);
@@ -113,15 +99,16 @@ static TRITONSERVER_Error *flight_build(TRITONSERVER_InferenceRequest *u,
   srv_model_t *m = u->model;
   upb_Arena *arena = upb_Arena_New();
   if (arena == NULL) SRV_FATAL("out of memory");
-  flight_t *f = arena_alloc(arena, sizeof *f);
+  flight_t *f = srv_arena_alloc(arena, sizeof *f);
   memset(f, 0, sizeof *f);
   f->arena = arena;
   TRITONBACKEND_Request *r = &f->request;
   r->model = m;
-  r->id = arena_str(arena, u->id);
+  r->id = srv_arena_copy(arena, u->id, strlen(u->id) + 1);
   r->correlation_id = u->correlation_id;
   if (u->correlation_id_string != NULL)
-    r->correlation_id_string = arena_str(arena, u->correlation_id_string);
+    r->correlation_id_string = srv_arena_copy(arena, u->correlation_id_string,
+                                              strlen(u->correlation_id_string) + 1);
   r->flags = u->flags;
   srv_status_t *st = inputs_build(m, u, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);

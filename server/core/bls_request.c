@@ -9,13 +9,8 @@
 #include "server/core/bls.h"
 #include "server/core/registry.h"
 #include "server/log.h"
+#include "server/memory.h"
 #include "server/server.h"
-
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
 
 /* Grows *items (of `size` bytes each) so that one more fits. */
 static void *grow(void *items, uint32_t count, uint32_t *cap, size_t size) {
@@ -89,7 +84,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestNew(
   if (r == NULL) SRV_FATAL("out of memory");
   r->server = srv;
   r->model = m;
-  r->id = dup_or_die("");
+  r->id = srv_strdup("");
   *inference_request = r;
   return NULL;
 }
@@ -120,7 +115,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestId(TRITONSERVER_InferenceReques
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetId(TRITONSERVER_InferenceRequest *r,
                                                        const char *id) {
-  char *copy = dup_or_die(id);
+  char *copy = srv_strdup(id);
   free(r->id);
   r->id = copy;
   return NULL;
@@ -169,7 +164,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetCorrelationIdString(
   if (strlen(correlation_id) > 128)
     return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
                          "string correlation ID cannot be longer than 128 characters");
-  char *copy = dup_or_die(correlation_id);
+  char *copy = srv_strdup(correlation_id);
   free(r->correlation_id_string);
   r->correlation_id_string = copy;
   r->correlation_id = 0;
@@ -202,7 +197,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddInput(
   r->inputs = grow(r->inputs, r->input_count, &r->input_cap, sizeof *r->inputs);
   srv_bls_input_t *in = &r->inputs[r->input_count++];
   memset(in, 0, sizeof *in);
-  in->name = dup_or_die(name);
+  in->name = srv_strdup(name);
   in->datatype = datatype;
   in->dims_count = (uint32_t)dim_count;
   in->shape = malloc((dim_count ? dim_count : 1) * sizeof *in->shape);
@@ -264,7 +259,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddRequestedOutput(
   for (uint32_t i = 0; i < r->output_count; i++)
     if (strcmp(r->outputs[i], name) == 0) return NULL;
   r->outputs = grow(r->outputs, r->output_count, &r->output_cap, sizeof *r->outputs);
-  r->outputs[r->output_count++] = dup_or_die(name);
+  r->outputs[r->output_count++] = srv_strdup(name);
   return NULL;
 }
 

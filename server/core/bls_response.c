@@ -9,6 +9,7 @@
 #include "server/core/bls.h"
 #include "server/core/response.h"
 #include "server/log.h"
+#include "server/memory.h"
 
 typedef struct {
   char *name;
@@ -34,12 +35,6 @@ struct TRITONSERVER_InferenceResponse {
   /* The user keeps the allocator alive while its responses live. */
   TRITONSERVER_ResponseAllocator *allocator;
 };
-
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
 
 static void log_and_delete(TRITONSERVER_Error *err, const char *what) {
   if (err == NULL) return;
@@ -129,9 +124,9 @@ static void outputs_fill(TRITONSERVER_InferenceResponse *resp, const srv_bls_ori
 static TRITONSERVER_InferenceResponse *response_new(const srv_bls_origin_t *o) {
   TRITONSERVER_InferenceResponse *resp = calloc(1, sizeof *resp);
   if (resp == NULL) SRV_FATAL("out of memory");
-  resp->model_name = dup_or_die(o->model->name);
+  resp->model_name = srv_strdup(o->model->name);
   resp->model_version = o->model->version;
-  resp->id = dup_or_die(o->id);
+  resp->id = srv_strdup(o->id);
   resp->allocator = o->allocator;
   if (o->allocator->start_fn != NULL)
     log_and_delete(o->allocator->start_fn(o->allocator, o->allocator_userp),

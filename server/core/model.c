@@ -14,26 +14,22 @@
 #include "server/core/config_json.h"
 #include "server/core/model_check.h"
 #include "server/log.h"
+#include "server/memory.h"
 #include "server/server.h"
 #include "upb/json_decode.h"
-
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
 
 static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *name,
                               int64_t version) {
   srv_model_t *m = calloc(1, sizeof *m);
   if (m == NULL) SRV_FATAL("out of memory");
   m->server = srv;
-  m->name = dup_or_die(name);
+  m->name = srv_strdup(name);
   m->version = version;
-  m->dir = dup_or_die(dir);
+  snprintf(m->version_string, sizeof m->version_string, "%lld", (long long)version);
+  m->dir = srv_strdup(dir);
   char vdir[PATH_MAX];
   snprintf(vdir, sizeof vdir, "%s/%lld", dir, (long long)version);
-  m->version_dir = dup_or_die(vdir);
+  m->version_dir = srv_strdup(vdir);
   m->arena = upb_Arena_New();
   if (m->arena == NULL) SRV_FATAL("out of memory");
   m->stop_msg.kind = SRV_MODEL_STOP;

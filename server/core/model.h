@@ -37,9 +37,10 @@ typedef struct {
 struct TRITONBACKEND_Model {
   char *name;
   int64_t version;
-  char *dir;         /* <repository>/<model> */
-  char *version_dir; /* <repository>/<model>/<version> */
-  upb_Arena *arena;  /* holds config and everything derived from it */
+  char version_string[24]; /* as the protocol spells it, made once at load */
+  char *dir;               /* <repository>/<model> */
+  char *version_dir;       /* <repository>/<model>/<version> */
+  upb_Arena *arena;        /* holds config and everything derived from it */
   inference_ModelConfig *config;
   char *config_json;
   bool config_settable; /* during TRITONBACKEND_ModelInitialize only */

@@ -6,19 +6,12 @@
 
 #include "server/api/datatype.h"
 #include "server/log.h"
+#include "server/memory.h"
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 static bool view_eq(upb_StringView v, const char *s) {
   return v.size == strlen(s) && memcmp(v.data, s, v.size) == 0;
-}
-
-static const char *arena_str(upb_Arena *a, upb_StringView v) {
-  char *s = upb_Arena_Malloc(a, v.size + 1);
-  if (s == NULL) SRV_FATAL("out of memory");
-  if (v.size > 0) memcpy(s, v.data, v.size); /* empty views may be NULL */
-  s[v.size] = '\0';
-  return s;
 }
 
 static srv_status_t *check_name(srv_model_t *m) {
@@ -83,7 +76,7 @@ static srv_status_t *spec_fill(srv_model_t *m, const char *what, upb_StringView 
                                int32_t type, const int64_t *dims, size_t ndims,
                                srv_tensor_spec_t *t) {
   if (name.size == 0) return INVALID("model '%s': an %s has no name", m->name, what);
-  t->name = arena_str(m->arena, name);
+  t->name = srv_arena_strview(m->arena, name);
   t->datatype = api_datatype_from_config_value(type);
   if (t->datatype == TRITONSERVER_TYPE_INVALID)
     return INVALID("model '%s': %s '%s' has no valid data_type", m->name, what, t->name);
@@ -151,7 +144,7 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
         snprintf(name, sizeof name, "%s_%zu", m->name, i);
       inference_ModelInstanceGroup_set_name(
           g[i], upb_StringView_FromString(
-                    arena_str(m->arena, upb_StringView_FromString(name))));
+                    srv_arena_strview(m->arena, upb_StringView_FromString(name))));
     }
     upb_StringView gname = inference_ModelInstanceGroup_name(g[i]);
     int32_t count = inference_ModelInstanceGroup_count(g[i]);

@@ -8,6 +8,7 @@
 
 #include "server/api/error.h"
 #include "server/log.h"
+#include "server/memory.h"
 
 static TRITONBACKEND_Response *response_new(srv_infer_state_t *state) {
   TRITONBACKEND_Response *r = calloc(1, sizeof *r);
@@ -52,12 +53,6 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response *respons
   return NULL;
 }
 
-static char *dup_or_die(const char *s) {
-  char *d = strdup(s);
-  if (d == NULL) SRV_FATAL("out of memory");
-  return d;
-}
-
 static srv_response_param_t *param_add(TRITONBACKEND_Response *r, const char *name,
                                        TRITONSERVER_ParameterType type) {
   if (r->param_count == r->param_cap) {
@@ -66,14 +61,14 @@ static srv_response_param_t *param_add(TRITONBACKEND_Response *r, const char *na
     if (r->params == NULL) SRV_FATAL("out of memory");
   }
   srv_response_param_t *p = &r->params[r->param_count++];
-  p->name = dup_or_die(name);
+  p->name = srv_strdup(name);
   p->type = type;
   return p;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ResponseSetStringParameter(
     TRITONBACKEND_Response *response, const char *name, const char *value) {
-  param_add(response, name, TRITONSERVER_PARAMETER_STRING)->value.s = dup_or_die(value);
+  param_add(response, name, TRITONSERVER_PARAMETER_STRING)->value.s = srv_strdup(value);
   return NULL;
 }
 
@@ -113,7 +108,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
   }
   struct TRITONBACKEND_Output *o = &response->outputs[response->output_count++];
   memset(o, 0, sizeof *o);
-  o->name = dup_or_die(name);
+  o->name = srv_strdup(name);
   o->datatype = datatype;
   o->dims_count = dims_count;
   o->shape = malloc((dims_count ? dims_count : 1) * sizeof *o->shape);
