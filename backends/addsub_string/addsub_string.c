@@ -122,36 +122,10 @@ static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
   return err;
 }
 
-static TRITONSERVER_Error *check_inputs(const bk_model_config_t *cfg, const bk_input_t *a,
-                                        const bk_input_t *b) {
-  const bk_input_t *in[2] = {a, b};
-  for (int i = 0; i < 2; i++) {
-    if (in[i]->datatype != TRITONSERVER_TYPE_BYTES) {
-      return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
-                      "input '%s': datatype %s, expected BYTES", kInputs[i],
-                      bk_datatype_name(in[i]->datatype));
-    }
-  }
-  char sa[96], sb[96];
-  if (!bk_shape_equal(a->shape, a->dims_count, b->shape, b->dims_count)) {
-    return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
-                    "input 'INPUT0' shape %s and input 'INPUT1' shape %s differ",
-                    bk_shape_format(a->shape, a->dims_count, sa, sizeof sa),
-                    bk_shape_format(b->shape, b->dims_count, sb, sizeof sb));
-  }
-  char why[BK_ERROR_MAX - 32];
-  const bk_tensor_config_t *t = bk_model_config_input(cfg, kInputs[0]);
-  if (!bk_model_config_check_shape(cfg, t, a->shape, a->dims_count, why, sizeof why)) {
-    return bk_error(TRITONSERVER_ERROR_INVALID_ARG, "%s", why);
-  }
-  return NULL;
-}
-
 static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response,
                                    uint64_t *batch_size) {
-  return bk_pair_respond(ctx, request, response, kInputs, check_inputs, compute,
-                         batch_size);
+  return bk_pair_respond(ctx, request, response, kInputs, compute, batch_size);
 }
 
 static const bk_simple_backend_t kBackend = {"addsub_string", validate, respond};

@@ -7,19 +7,18 @@
 #include "backends/common/input.h"
 #include "backends/common/model_config.h"
 
-typedef TRITONSERVER_Error *bk_pair_check_fn(const bk_model_config_t *cfg,
-                                             const bk_input_t *a, const bk_input_t *b);
 typedef TRITONSERVER_Error *bk_pair_compute_fn(TRITONBACKEND_Request *request,
                                                TRITONBACKEND_Response *response,
                                                const bk_input_t *a, const bk_input_t *b);
 
-/** Reads inputs names[0] and names[1] of `request`, checks them with `check`,
- *  fills `response` with `compute`, and sets *batch_size to the leading
- *  dimension when the model batches. The inputs are released either way. */
+/** Reads inputs names[0] and names[1] of `request`, checks that both have
+ *  the model's input datatype and one shape that the config allows, fills
+ *  `response` with `compute`, and sets *batch_size to the leading dimension
+ *  when the model batches. The inputs are released either way. */
 TRITONSERVER_Error *bk_pair_respond(const bk_model_config_t *cfg,
                                     TRITONBACKEND_Request *request,
                                     TRITONBACKEND_Response *response,
-                                    const char *const names[2], bk_pair_check_fn *check,
+                                    const char *const names[2],
                                     bk_pair_compute_fn *compute, uint64_t *batch_size);
 
 #endif
