@@ -7,6 +7,7 @@
 
 #include "grpc_service.upb.h"
 #include "server/api/datatype.h"
+#include "server/core/response_stats.h"
 #include "server/log.h"
 #include "server/memory.h"
 #include "server/model_lookup.h"
@@ -100,6 +101,40 @@ static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
   inference_StatisticDuration_set_ns(d, srv_stat_load(&s->ns));
 }
 
+static bool response_stat_used(srv_response_stat_t *e) {
+  srv_duration_t *d[] = {&e->success, &e->fail, &e->empty_response, &e->cancel};
+  for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+    if (srv_stat_load(&d[i]->count) != 0) return true;
+  return false;
+}
+
+/* response_stats: one entry per response index that was reported. */
+static void response_stats_fill(inference_ModelStatistics *out, srv_model_t *m,
+                                upb_Arena *a) {
+  for (uint64_t i = 0; i < SRV_RESPONSE_STATS_MAX; i += SRV_RESPONSE_STATS_CHUNK) {
+    if (srv_response_stats_find(m->stats.responses, i) == NULL) continue; /* no chunk */
+    for (uint64_t k = i; k < i + SRV_RESPONSE_STATS_CHUNK; k++) {
+      srv_response_stat_t *e = srv_response_stats_find(m->stats.responses, k);
+      if (!response_stat_used(e)) continue;
+      inference_InferResponseStatistics *r = inference_InferResponseStatistics_new(a);
+      if (r == NULL) SRV_FATAL("out of memory");
+      duration_set(inference_InferResponseStatistics_mutable_compute_infer(r, a),
+                   &e->compute_infer);
+      duration_set(inference_InferResponseStatistics_mutable_compute_output(r, a),
+                   &e->compute_output);
+      duration_set(inference_InferResponseStatistics_mutable_success(r, a), &e->success);
+      duration_set(inference_InferResponseStatistics_mutable_fail(r, a), &e->fail);
+      duration_set(inference_InferResponseStatistics_mutable_empty_response(r, a),
+                   &e->empty_response);
+      duration_set(inference_InferResponseStatistics_mutable_cancel(r, a), &e->cancel);
+      char *key = srv_arena_alloc(a, 24);
+      snprintf(key, 24, "%llu", (unsigned long long)k);
+      inference_ModelStatistics_response_stats_set(out, upb_StringView_FromString(key), r,
+                                                   a);
+    }
+  }
+}
+
 static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
   srv_stats_t *s = &m->stats;
   inference_ModelStatistics_set_name(out, upb_StringView_FromString(m->name));
@@ -131,6 +166,7 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
     duration_set(inference_InferBatchStatistics_mutable_compute_output(o, a),
                  &bs->compute_output);
   }
+  response_stats_fill(out, m, a);
 }
 
 /* All loaded versions of one entry, or just `version` (>= 0). */

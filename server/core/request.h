@@ -27,8 +27,9 @@ enum {
  *  outlive the request: counted references, freed by the last. */
 typedef struct {
   _Atomic uint32_t refs;
-  _Atomic bool cancelled; /* set by the owner (client cancel, deadline) */
-  act_actor_t *owner;     /* receives responses and the release */
+  _Atomic bool cancelled;              /* set by the owner (client cancel, deadline) */
+  _Atomic uint32_t responses_reported; /* next response_stats index */
+  act_actor_t *owner;                  /* receives responses and the release */
   uint64_t request_start_ns;
 } srv_infer_state_t;
 

@@ -1,6 +1,8 @@
 /* Statistics storage (see stats.h). */
 #include "server/core/stats.h"
 
+#include "server/core/response_stats.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,12 +13,15 @@ void srv_stats_init(srv_stats_t *s, uint32_t max_batch) {
   memset(s, 0, sizeof *s);
   s->batch_limit = max_batch ? max_batch : 1;
   s->batch_stats = calloc(s->batch_limit + 1, sizeof *s->batch_stats);
-  if (s->batch_stats == NULL) SRV_FATAL("out of memory");
+  s->responses = calloc(1, sizeof *s->responses);
+  if (s->batch_stats == NULL || s->responses == NULL) SRV_FATAL("out of memory");
 }
 
 void srv_stats_free(srv_stats_t *s) {
   free(s->batch_stats);
   s->batch_stats = NULL;
+  srv_response_stats_free(s->responses);
+  s->responses = NULL;
 }
 
 uint64_t srv_stats_wall_ms(void) {

@@ -26,6 +26,7 @@ typedef struct {
   _Atomic uint64_t last_inference_ms;   /* wall-clock ms of the last one */
   uint32_t batch_limit;                 /* batch_stats has batch_limit + 1 slots */
   srv_batch_stats_t *batch_stats;       /* index: batch size */
+  struct srv_response_stats *responses; /* per response index (response_stats.h) */
 } srv_stats_t;
 
 /** Allocates batch statistics for batch sizes 1..max_batch (at least 1). */

@@ -4,6 +4,8 @@
 
 #include "server/api/error.h"
 #include "server/core/model.h"
+#include "server/core/response.h"
+#include "server/core/response_stats.h"
 #include "server/log.h"
 
 static uint64_t span(uint64_t start, uint64_t end) {
@@ -49,10 +51,15 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportBatchStatistics(
   return NULL;
 }
 
-/* Per-response statistics (decoupled models): accepted and checked; Nereid
- * does not yet report them in ModelStatistics' response_stats. */
+/* Per-response statistics (decoupled models), Triton's response_stats:
+ * each report counts toward the response's index within its request. The
+ * object is the backend's; nothing here is shared until the report. */
 struct TRITONBACKEND_ModelInstanceResponseStatistics {
   TRITONBACKEND_ModelInstance *instance;
+  TRITONBACKEND_ResponseFactory *factory;
+  uint64_t response_start, compute_output_start, response_end;
+  bool failed;
+  TRITONSERVER_Error_Code error_code;
 };
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsNew(
@@ -78,47 +85,77 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetModelInstanc
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseFactory(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics,
     TRITONBACKEND_ResponseFactory *response_factory) {
-  (void)response_statistics;
-  (void)response_factory;
+  response_statistics->factory = response_factory;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseStart(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics,
     uint64_t response_start) {
-  (void)response_statistics;
-  (void)response_start;
+  response_statistics->response_start = response_start;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetComputeOutputStart(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics,
     uint64_t compute_output_start) {
-  (void)response_statistics;
-  (void)compute_output_start;
+  response_statistics->compute_output_start = compute_output_start;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetResponseEnd(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics,
     uint64_t response_end) {
-  (void)response_statistics;
-  (void)response_end;
+  response_statistics->response_end = response_end;
   return NULL;
 }
 
+/* The error is only read (its code), as Triton: the backend keeps it. */
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceResponseStatisticsSetError(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics,
     TRITONSERVER_Error *error) {
-  (void)response_statistics;
-  (void)error;
+  response_statistics->failed = error != NULL;
+  if (error != NULL) response_statistics->error_code = TRITONSERVER_ErrorCode(error);
   return NULL;
+}
+
+/* Success splits into infer (start to output start) and output (output
+ * start to end); a response without output is empty; an error is a
+ * failure, or a cancellation when its code says so. */
+static void response_stat_add(srv_response_stat_t *e,
+                              const TRITONBACKEND_ModelInstanceResponseStatistics *rs) {
+  uint64_t total = span(rs->response_start, rs->response_end);
+  if (rs->failed) {
+    srv_duration_add(
+        rs->error_code == TRITONSERVER_ERROR_CANCELLED ? &e->cancel : &e->fail, total);
+  } else if (rs->compute_output_start == 0) {
+    srv_duration_add(&e->empty_response, total);
+  } else {
+    srv_duration_add(&e->compute_infer,
+                     span(rs->response_start, rs->compute_output_start));
+    srv_duration_add(&e->compute_output,
+                     span(rs->compute_output_start, rs->response_end));
+    srv_duration_add(&e->success, total);
+  }
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportResponseStatistics(
     TRITONBACKEND_ModelInstanceResponseStatistics *response_statistics) {
-  if (response_statistics->instance == NULL)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "response statistics have no model instance set");
+  const TRITONBACKEND_ModelInstanceResponseStatistics *rs = response_statistics;
+  if (rs->instance == NULL || rs->factory == NULL)
+    return api_error_new(
+        TRITONSERVER_ERROR_INVALID_ARG,
+        "response statistics need a model instance and a response factory");
+  /* Relaxed: a ticket; the entry's counters are atomics of their own. */
+  uint32_t index = atomic_fetch_add_explicit(&rs->factory->state->responses_reported, 1,
+                                             memory_order_relaxed);
+  srv_response_stat_t *e =
+      srv_response_stats_entry(rs->instance->model->stats.responses, index);
+  if (e == NULL)
+    return api_error_new(
+        TRITONSERVER_ERROR_UNSUPPORTED,
+        "model '%s': response index %u is past the %u that statistics keep",
+        rs->instance->model->name, index, SRV_RESPONSE_STATS_MAX);
+  response_stat_add(e, rs);
   return NULL;
 }
