@@ -116,6 +116,24 @@ static char *config_json_build(const char *name, const srv_options_t *opt) {
   return json;
 }
 
+/* Asks the backend for its attributes (optional entry point), as Triton
+ * does right after Initialize; a failure finalizes it again. */
+static srv_status_t *attributes_read(TRITONBACKEND_Backend *b) {
+  attribute_fn *get = (attribute_fn *)dlsym(b->dl, "TRITONBACKEND_GetBackendAttribute");
+  if (get == NULL) return NULL;
+  TRITONSERVER_Error *err = get(b, &b->attributes);
+  if (err == NULL) return NULL;
+  srv_status_t *st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                    "backend '%s' failed to give its attributes: %s",
+                                    b->name, TRITONSERVER_ErrorMessage(err));
+  TRITONSERVER_ErrorDelete(err);
+  if (b->finalize != NULL) {
+    err = b->finalize(b);
+    if (err != NULL) TRITONSERVER_ErrorDelete(err);
+  }
+  return st;
+}
+
 static srv_status_t *backend_open(const char *name, const char *path,
                                   const srv_options_t *opt, TRITONBACKEND_Backend **out) {
   TRITONBACKEND_Backend *b = calloc(1, sizeof *b);
@@ -144,6 +162,7 @@ static srv_status_t *backend_open(const char *name, const char *path,
       TRITONSERVER_ErrorDelete(err);
     }
   }
+  if (st == NULL) st = attributes_read(b);
   if (st != NULL) {
     backend_free(b);
     return st;

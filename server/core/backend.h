@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_CORE_BACKEND_H
 #define NEREID_SERVER_CORE_BACKEND_H
 
+#include "server/core/backend_attribute.h"
 #include "server/options.h"
 #include "server/status.h"
 #include "triton/core/tritonbackend.h"
@@ -12,6 +13,8 @@
 typedef TRITONSERVER_Error *backend_init_fn(TRITONBACKEND_Backend *);
 typedef TRITONSERVER_Error *model_fn(TRITONBACKEND_Model *);
 typedef TRITONSERVER_Error *instance_fn(TRITONBACKEND_ModelInstance *);
+typedef TRITONSERVER_Error *attribute_fn(TRITONBACKEND_Backend *,
+                                         TRITONBACKEND_BackendAttribute *);
 typedef TRITONSERVER_Error *execute_fn(TRITONBACKEND_ModelInstance *,
                                        TRITONBACKEND_Request **, const uint32_t);
 
@@ -27,6 +30,8 @@ struct TRITONBACKEND_Backend {
   void *state;
   TRITONBACKEND_ExecutionPolicy policy;
   char *config_json; /* {"cmdline":{...}} */
+  /* What TRITONBACKEND_GetBackendAttribute said, right after Initialize. */
+  struct TRITONBACKEND_BackendAttribute attributes;
   struct TRITONBACKEND_Backend *next;
 };
 

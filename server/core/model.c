@@ -107,6 +107,11 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     model_release(m);
     return st;
   }
+  if (srv_model_groups_prefer(m)) { /* the backend's preference changed the config */
+    free(m->config_json);
+    m->config_json = srv_config_json_encode((const upb_Message *)m->config,
+                                            cfg_model_config_def(), &m->config_json_len);
+  }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
   m->config_settable = true;
   st = backend_model_init(m);

@@ -43,7 +43,8 @@ struct TRITONBACKEND_Model {
   upb_Arena *arena;        /* holds config and everything derived from it */
   inference_ModelConfig *config;
   char *config_json;
-  bool config_settable; /* during TRITONBACKEND_ModelInitialize only */
+  bool config_settable;  /* during TRITONBACKEND_ModelInitialize only */
+  bool groups_defaulted; /* the config named no instance group */
   size_t config_json_len;
   int32_t max_batch_size;
   bool decoupled;

@@ -129,6 +129,7 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
   size_t n;
   inference_ModelInstanceGroup **g =
       inference_ModelConfig_mutable_instance_group(m->config, &n);
+  m->groups_defaulted = n == 0;
   if (n == 0) {
     inference_ModelInstanceGroup *d =
         inference_ModelConfig_add_instance_group(m->config, m->arena);
@@ -162,6 +163,26 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
           m->name, (int)gname.size, gname.data);
   }
   return NULL;
+}
+
+bool srv_model_groups_prefer(srv_model_t *m) {
+  if (!m->groups_defaulted) return false;
+  const struct TRITONBACKEND_BackendAttribute *attr = &m->backend->attributes;
+  for (int i = 0; i < attr->preferred_count; i++) {
+    TRITONSERVER_InstanceGroupKind kind = attr->preferred[i].kind;
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) continue;
+    size_t n;
+    inference_ModelInstanceGroup **g =
+        inference_ModelConfig_mutable_instance_group(m->config, &n);
+    inference_ModelInstanceGroup_set_kind(g[0],
+                                          kind == TRITONSERVER_INSTANCEGROUPKIND_MODEL
+                                              ? inference_ModelInstanceGroup_KIND_MODEL
+                                              : inference_ModelInstanceGroup_KIND_CPU);
+    uint64_t count = attr->preferred[i].count;
+    inference_ModelInstanceGroup_set_count(g[0], count == 0 ? 1 : (int32_t)count);
+    return true;
+  }
+  return false;
 }
 
 srv_status_t *srv_model_config_complete(srv_model_t *m) {

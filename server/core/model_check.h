@@ -10,4 +10,10 @@
  *  and transaction policy from it. */
 srv_status_t *srv_model_config_complete(srv_model_t *m);
 
+/** When the config named no instance group, uses the backend's first
+ *  preferred group that this server can run (no GPU: CPU or MODEL kinds),
+ *  as Triton does. True when the config changed. After the backend is
+ *  attached, on the loading thread. */
+bool srv_model_groups_prefer(srv_model_t *m);
+
 #endif

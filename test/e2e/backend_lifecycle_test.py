@@ -180,5 +180,45 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(server.stop(), 0, server.text())
 
 
+GROUPLESS_CONFIG = """name: "groupless"
+backend: "recorder"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+parameters [ { key: "record_file" value: { string_value: "groupless.log" } } ]
+"""
+
+
+class PreferredGroups(unittest.TestCase):
+    """A config without instance_group takes the backend's preferred group
+    (TRITONBACKEND_GetBackendAttribute), as Triton does."""
+
+    def serve(self, *args):
+        root = tempfile.mkdtemp(prefix="groupless", dir=os.environ.get("TEST_TMPDIR"))
+        os.makedirs(os.path.join(root, "groupless", "1"))
+        with open(os.path.join(root, "groupless", "config.pbtxt"), "w") as f:
+            f.write(GROUPLESS_CONFIG)
+        server = Server(*args, repo=root, backends=harness.TEST_BACKENDS,
+                        env={"NEREID_RECORD_DIR": root})
+        group = server.inference().ModelConfig(
+            pb.ModelConfigRequest(name="groupless")).config.instance_group
+        self.assertEqual(server.stop(), 0)
+        inits = [r for r in records(os.path.join(root, "groupless.log"))
+                 if r[0] == "model_instance_initialize"]
+        return group, inits
+
+    def test_backend_preference_applies(self):
+        group, inits = self.serve("--backend-config=recorder,preferred_instance_count=3")
+        self.assertEqual(len(group), 1)
+        self.assertEqual(group[0].count, 3)
+        self.assertEqual(group[0].kind, 2)  # KIND_CPU
+        self.assertEqual(len(inits), 3)
+
+    def test_default_without_preference_count(self):
+        group, inits = self.serve()
+        self.assertEqual(group[0].count, 1)
+        self.assertEqual(len(inits), 1)
+
+
 if __name__ == "__main__":
     harness.main()

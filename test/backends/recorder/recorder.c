@@ -134,11 +134,6 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *back
   return err;
 }
 
-BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_GetBackendAttribute(
-    TRITONBACKEND_Backend *backend, TRITONBACKEND_BackendAttribute *attributes) {
-  return bk_prefer_cpu_instances(attributes);
-}
-
 /* ---- models -------------------------------------------------------------- */
 
 static void model_free(rec_model_t *m) {
@@ -289,4 +284,26 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
              m->who, in->name, request_count, bk_now_ns(), tid(),
              err != NULL ? " fail=1" : "");
   return err;
+}
+
+/* Prefers CPU instances, like every built-in backend; with
+ * --backend-config=recorder,preferred_instance_count=N it asks for N of
+ * them, so server tests can see preferred groups applied to models whose
+ * config names no instance group. */
+BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_GetBackendAttribute(
+    TRITONBACKEND_Backend *backend, TRITONBACKEND_BackendAttribute *attributes) {
+  void *vb = NULL;
+  BK_RETURN_IF_ERROR(TRITONBACKEND_BackendState(backend, &vb));
+  rec_backend_t *b = vb;
+  const char *count = b != NULL && b->config != NULL
+                          ? cmdline_lookup(b->config, "preferred_instance_count")
+                          : NULL;
+  if (count == NULL) return bk_prefer_cpu_instances(attributes);
+  char *end;
+  unsigned long n = strtoul(count, &end, 10);
+  if (end == count || *end != '\0')
+    return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
+                    "recorder: preferred_instance_count '%s' is not a number", count);
+  return TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+      attributes, TRITONSERVER_INSTANCEGROUPKIND_CPU, n, NULL, 0);
 }
