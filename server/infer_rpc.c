@@ -152,6 +152,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
     if (st != NULL) srv_duration_add(&m->stats.fail, act_now_ns() - start);
   }
   if (st != NULL) {
+    if (m != NULL) srv_model_unref(m);
     srv_call_fail(call, st);
     return;
   }
@@ -161,6 +162,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   x->request = r;
   x->replied = false;
   r->state = srv_infer_state_new(srv_call_actor(call));
+  r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);

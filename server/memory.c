@@ -12,6 +12,12 @@ char *srv_strdup(const char *s) {
   return d;
 }
 
+char *srv_strndup(const char *s, size_t n) {
+  char *d = strndup(s, n);
+  if (d == NULL) SRV_FATAL("out of memory");
+  return d;
+}
+
 void *srv_arena_alloc(upb_Arena *a, size_t size) {
   void *p = upb_Arena_Malloc(a, size ? size : 1);
   if (p == NULL) SRV_FATAL("out of memory");

@@ -12,6 +12,9 @@
 /** strdup, never NULL. */
 char *srv_strdup(const char *s);
 
+/** The first n bytes of s as a string, never NULL. */
+char *srv_strndup(const char *s, size_t n);
+
 /** `size` bytes (at least 1) from the arena, never NULL. */
 void *srv_arena_alloc(upb_Arena *a, size_t size);
 

@@ -24,24 +24,10 @@ bool srv_version_parse(upb_StringView version, int64_t *out) {
 
 srv_status_t *srv_model_lookup(srv_server_t *srv, upb_StringView name,
                                upb_StringView version, srv_model_t **out) {
-  const srv_registry_entry_t *e = srv_registry_find(srv->registry, name.data, name.size);
-  if (e == NULL)
-    return srv_status_new(GRPC_STATUS_UNAVAILABLE,
-                          "Request for unknown model: '%.*s' is not found",
-                          (int)name.size, name.data);
   int64_t v;
   if (!srv_version_parse(version, &v))
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "model '%.*s': version '%.*s' is not a non-negative integer",
                           (int)name.size, name.data, (int)version.size, version.data);
-  *out = srv_registry_version(e, v);
-  if (*out != NULL) return NULL;
-  if (e->version_count == 0)
-    return srv_status_new(
-        GRPC_STATUS_UNAVAILABLE,
-        "Request for unknown model: '%.*s' has no available versions%s%s", (int)name.size,
-        name.data, e->reason ? ": " : "", e->reason ? e->reason : "");
-  return srv_status_new(GRPC_STATUS_UNAVAILABLE,
-                        "Request for unknown model: '%.*s' version %lld is not found",
-                        (int)name.size, name.data, (long long)v);
+  return srv_registry_acquire(srv->registry, name.data, name.size, v, out);
 }

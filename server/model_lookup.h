@@ -1,5 +1,5 @@
 /* Finding the model version that an RPC names, with Triton's wording for
- * what is missing. Any thread (the registry is read-only while serving). */
+ * what is missing. Any thread (registry reads are lock-free). */
 #ifndef NEREID_SERVER_MODEL_LOOKUP_H
 #define NEREID_SERVER_MODEL_LOOKUP_H
 
@@ -7,7 +7,8 @@
 #include "server/server.h"
 #include "upb/upb.h"
 
-/** The version `version` (empty: the latest) of model `name`. */
+/** The version `version` (empty: the latest) of model `name`, with a
+ *  reference the caller drops (srv_model_unref). */
 srv_status_t *srv_model_lookup(srv_server_t *srv, upb_StringView name,
                                upb_StringView version, srv_model_t **out);
 

@@ -25,6 +25,7 @@ void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
     return;
   }
   srv_status_free(st);
+  if (st == NULL) srv_model_unref(m);
   inference_ModelReadyResponse *reply =
       inference_ModelReadyResponse_new(srv_call_arena(call));
   inference_ModelReadyResponse_set_ready(reply, st == NULL);
@@ -65,17 +66,25 @@ void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len) {
   upb_Arena *a = srv_call_arena(call);
   inference_ModelMetadataResponse *reply = inference_ModelMetadataResponse_new(a);
   inference_ModelMetadataResponse_set_name(reply, upb_StringView_FromString(m->name));
-  const srv_registry_entry_t *e =
-      srv_registry_find(srv_call_server(call)->registry, m->name, strlen(m->name));
-  for (size_t i = 0; i < e->version_count; i++)
+  /* Copies: the other versions may go once the read section ends. */
+  srv_registry_t *registry = srv_call_server(call)->registry;
+  const srv_registry_view_t *v = srv_registry_view_begin(registry);
+  const srv_registry_entry_t *e = srv_registry_view_find(v, m->name, strlen(m->name));
+  for (size_t i = 0; e != NULL && i < e->version_count; i++) {
+    const char *version = e->versions[i]->version_string;
     inference_ModelMetadataResponse_add_versions(
-        reply, upb_StringView_FromString(e->versions[i]->version_string), a);
+        reply, upb_StringView_FromDataAndSize(srv_arena_copy(a, version, strlen(version)),
+                                             strlen(version)),
+        a);
+  }
+  srv_registry_view_end(registry);
   upb_StringView platform = inference_ModelConfig_platform(m->config);
   inference_ModelMetadataResponse_set_platform(
       reply, platform.size ? platform : inference_ModelConfig_backend(m->config));
   tensors_add(reply, m, true, a);
   tensors_add(reply, m, false, a);
   SRV_CALL_REPLY(call, inference_ModelMetadataResponse, reply);
+  srv_model_unref(m); /* the reply aliased its strings until serialized */
 }
 
 void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
@@ -94,6 +103,7 @@ void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
   /* The model's own config, serialized right here while the model lives. */
   inference_ModelConfigResponse_set_config(reply, m->config);
   SRV_CALL_REPLY(call, inference_ModelConfigResponse, reply);
+  srv_model_unref(m);
 }
 
 static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
@@ -178,6 +188,8 @@ static void entry_stats(inference_ModelStatisticsResponse *reply,
                  e->versions[i], a);
 }
 
+/* The statistics alias the models' strings until the reply is serialized,
+ * so one read section covers building and serializing. */
 void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelStatisticsRequest, "ModelStatistics",
                            request, len);
@@ -186,20 +198,23 @@ void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len)
   upb_StringView name = inference_ModelStatisticsRequest_name(req);
   upb_StringView version = inference_ModelStatisticsRequest_version(req);
   inference_ModelStatisticsResponse *reply = inference_ModelStatisticsResponse_new(a);
-  if (name.size == 0) {
-    for (size_t i = 0; i < srv_registry_count(srv->registry); i++)
-      entry_stats(reply, srv_registry_at(srv->registry, i), -1, a);
-    SRV_CALL_REPLY(call, inference_ModelStatisticsResponse, reply);
-    return;
-  }
-  srv_model_t *m;
-  srv_status_t *st = srv_model_lookup(srv, name, version, &m);
+  srv_model_t *m = NULL;
+  srv_status_t *st = name.size > 0 ? srv_model_lookup(srv, name, version, &m) : NULL;
   if (st != NULL) {
     srv_call_fail(call, st);
     return;
   }
-  int64_t v;
-  srv_version_parse(version, &v);
-  entry_stats(reply, srv_registry_find(srv->registry, name.data, name.size), v, a);
+  const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);
+  if (m == NULL) {
+    for (size_t i = 0; i < srv_registry_view_count(view); i++)
+      entry_stats(reply, srv_registry_view_at(view, i), -1, a);
+  } else if (version.size == 0) {
+    const srv_registry_entry_t *e = srv_registry_view_find(view, name.data, name.size);
+    if (e != NULL) entry_stats(reply, e, -1, a);
+  } else {
+    stats_fill(inference_ModelStatisticsResponse_add_model_stats(reply, a), m, a);
+  }
   SRV_CALL_REPLY(call, inference_ModelStatisticsResponse, reply);
+  srv_registry_view_end(srv->registry);
+  if (m != NULL) srv_model_unref(m);
 }

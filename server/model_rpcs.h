@@ -1,6 +1,7 @@
 /* Handlers of the per-model RPCs: ModelReady, ModelMetadata, ModelConfig,
- * ModelStatistics. They run on the call's actor and read the registry,
- * which is read-only while serving, and statistics counters (relaxed). */
+ * ModelStatistics. They run on the call's actor, read the registry without
+ * a lock (a model reference or a read section keeps what they use alive)
+ * and the statistics counters (relaxed). */
 #ifndef NEREID_SERVER_MODEL_RPCS_H
 #define NEREID_SERVER_MODEL_RPCS_H
 

@@ -10,7 +10,7 @@
 
 #include "actors/runtime.h"
 #include "server/api/log.h"
-#include "server/core/registry.h"
+#include "server/core/repository.h"
 #include "server/frontend.h"
 #include "server/health.h"
 #include "server/log.h"
@@ -45,10 +45,10 @@ static void server_shutdown(srv_server_t *srv) {
   atomic_store_explicit(&srv->state, SRV_STATE_EXITING, memory_order_release);
   srv_health_changed(srv->health); /* watches see NOT_SERVING, then end */
   bool graceful = srv_frontend_shutdown(srv->frontend, srv->options->exit_timeout_secs);
-  srv_registry_stop(srv->registry);
+  srv_repository_stop(srv->repository);
   srv_health_stop(srv->health);
   act_runtime_quiesce(srv->runtime);
-  srv_registry_free(srv->registry); /* finalizes models, then backends */
+  srv_repository_free(srv->repository); /* finalizes models, then backends */
   srv_frontend_free(srv->frontend);
   act_runtime_free(srv->runtime);
   SRV_INFO("nereid stopped%s", graceful ? "" : " (in-flight calls were cancelled)");
@@ -74,10 +74,12 @@ int nereid_main(int argc, char **argv) {
   srv.runtime = act_runtime_new(&config);
   if (srv.runtime == NULL) SRV_FATAL("cannot start the actor runtime");
   srv.health = srv_health_new(&srv);
-  srv.registry = srv_registry_load(&srv);
+  srv.repository = srv_repository_new(&srv);
+  srv.registry = srv_repository_registry(srv.repository);
+  bool all_loaded = srv_repository_start(srv.repository);
   srv_status_t *st = NULL;
   /* tritonserver's default: a model that fails at start-up stops the server. */
-  if (opt.exit_on_error && !srv_registry_all_ready(srv.registry))
+  if (opt.exit_on_error && !all_loaded)
     st = srv_status_new(GRPC_STATUS_INTERNAL,
                         "failed to load all models (--exit-on-error=false serves the "
                         "others)");
@@ -85,10 +87,10 @@ int nereid_main(int argc, char **argv) {
   if (st != NULL) {
     fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
     srv_status_free(st);
-    srv_registry_stop(srv.registry);
+    srv_repository_stop(srv.repository);
     srv_health_stop(srv.health);
     act_runtime_quiesce(srv.runtime);
-    srv_registry_free(srv.registry);
+    srv_repository_free(srv.repository);
     act_runtime_free(srv.runtime);
     grpc_shutdown();
     srv_options_free(&opt);

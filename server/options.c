@@ -32,6 +32,9 @@ typedef struct {
 _Static_assert(offsetof(srv_options_t, model_repository_count) ==
                    offsetof(srv_options_t, model_repositories) + sizeof(char **),
                "count must follow its list");
+_Static_assert(offsetof(srv_options_t, load_model_count) ==
+                   offsetof(srv_options_t, load_models) + sizeof(char **),
+               "count must follow its list");
 _Static_assert(offsetof(srv_options_t, backend_config_count) ==
                    offsetof(srv_options_t, backend_configs) + sizeof(char **),
                "count must follow its list");
@@ -50,8 +53,17 @@ static const flag_t flags[] = {
     {"grpc-address", FLAG_STRING, OPT(grpc_address), 0, 0,
      "Address the gRPC service binds to (default 0.0.0.0)."},
     {"model-control-mode", FLAG_STRING, OPT(model_control_mode), 0, 0,
-     "How models are loaded: none (all at start-up, the default); explicit and poll "
-     "are not supported yet."},
+     "How models are loaded: none (all at start-up, the default); explicit (at "
+     "start-up only those named by --load-model, then by RepositoryModelLoad / "
+     "Unload); poll (all at start-up, then the repositories are rescanned every "
+     "--repository-poll-secs: changed models reload, new ones load, removed ones "
+     "unload)."},
+    {"load-model", FLAG_STRING_LIST, OPT(load_models), 0, 0,
+     "Model to load at start-up in explicit mode; repeatable; '*' loads all."},
+    {"repository-poll-secs", FLAG_INT, OPT(repository_poll_secs), 1, 86400,
+     "Seconds between two scans of the repositories in poll mode (default 15)."},
+    {"model-load-thread-count", FLAG_INT, OPT(model_load_threads), 1, 256,
+     "Threads that load and unload models in parallel (default 4)."},
     {"strict-readiness", FLAG_BOOL, OPT(strict_readiness), 0, 0,
      "Ready only when every model is ready (default true)."},
     {"exit-on-error", FLAG_BOOL, OPT(exit_on_error), 0, 0,
@@ -130,6 +142,8 @@ static void options_defaults(srv_options_t *opt) {
   opt->backend_directory = srv_strdup("/opt/tritonserver/backends");
   opt->grpc_port = 8001;
   opt->exit_timeout_secs = 30;
+  opt->repository_poll_secs = 15;
+  opt->model_load_threads = 4;
   opt->allow_grpc = true;
   opt->model_control_mode = srv_strdup("none");
   opt->strict_readiness = true;
@@ -185,15 +199,14 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
                             "--backend-config '%s': expected <backend>,<key>=<value>", c);
   }
   const char *mode = opt->model_control_mode;
-  if (strcmp(mode, "explicit") == 0 || strcmp(mode, "poll") == 0)
-    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                          "--model-control-mode=%s is not supported by Nereid yet; only "
-                          "'none' is",
-                          mode);
-  if (strcmp(mode, "none") != 0)
+  if (strcmp(mode, "none") != 0 && strcmp(mode, "explicit") != 0 &&
+      strcmp(mode, "poll") != 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "--model-control-mode expects none, explicit or poll, got '%s'",
                           mode);
+  if (opt->load_model_count > 0 && strcmp(mode, "explicit") != 0)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "--load-model is only allowed with --model-control-mode=explicit");
   if (opt->model_repository_count == 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "--model-repository must be specified");
@@ -223,6 +236,8 @@ void srv_options_free(srv_options_t *opt) {
   for (size_t i = 0; i < opt->model_repository_count; i++)
     free(opt->model_repositories[i]);
   free(opt->model_repositories);
+  for (size_t i = 0; i < opt->load_model_count; i++) free(opt->load_models[i]);
+  free(opt->load_models);
   for (size_t i = 0; i < opt->backend_config_count; i++) free(opt->backend_configs[i]);
   free(opt->backend_configs);
   free(opt->grpc_address);

@@ -13,6 +13,8 @@
 typedef struct {
   char **model_repositories; /* --model-repository, repeatable */
   size_t model_repository_count;
+  char **load_models; /* --load-model, repeatable; "*" loads every model */
+  size_t load_model_count;
   char **backend_configs; /* --backend-config=<backend>,<key>=<value>, repeatable */
   size_t backend_config_count;
   char *backend_directory;  /* --backend-directory */
@@ -22,6 +24,8 @@ typedef struct {
   int log_verbose;          /* --log-verbose */
   int exit_timeout_secs;    /* --exit-timeout-secs, default 30 */
   char *model_control_mode; /* --model-control-mode: none (default), explicit, poll */
+  int repository_poll_secs; /* --repository-poll-secs, default 15 (poll mode) */
+  int model_load_threads;   /* --model-load-thread-count, default 4 */
   bool strict_readiness;    /* --strict-readiness, default true */
   bool exit_on_error;       /* --exit-on-error, default true */
   bool allow_grpc;          /* --allow-grpc (only true is supported) */

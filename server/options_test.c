@@ -18,6 +18,8 @@ static void defaults_match_tritonserver(void) {
   CHECK_EQ_U64(opt.grpc_port, 8001);
   CHECK_STREQ(opt.grpc_address, "0.0.0.0");
   CHECK_EQ_U64(opt.exit_timeout_secs, 30);
+  CHECK_EQ_U64(opt.repository_poll_secs, 15);
+  CHECK_EQ_U64(opt.model_load_threads, 4);
   CHECK(opt.allow_grpc && !opt.allow_http);
   srv_options_free(&opt);
 }
@@ -118,8 +120,39 @@ static void model_control_flags(void) {
   char *explicit_mode[] = {"nereid", "--model-repository=/",
                            "--model-control-mode=explicit", NULL};
   REQUIRE(parse(&opt, explicit_mode) == NULL);
+  CHECK(srv_options_validate(&opt) == NULL);
+  CHECK_EQ_U64(opt.load_model_count, 0);
+  srv_options_free(&opt);
+
+  char *with_loads[] = {"nereid",       "--model-repository=/", "--model-control-mode",
+                        "explicit",     "--load-model=a",       "--load-model",
+                        "*",            "--model-load-thread-count=2", NULL};
+  REQUIRE(parse(&opt, with_loads) == NULL);
+  CHECK(srv_options_validate(&opt) == NULL);
+  REQUIRE(opt.load_model_count == 2);
+  CHECK_STREQ(opt.load_models[0], "a");
+  CHECK_STREQ(opt.load_models[1], "*");
+  CHECK(opt.model_load_threads == 2);
+  srv_options_free(&opt);
+
+  char *poll_mode[] = {"nereid", "--model-repository=/", "--model-control-mode=poll",
+                       "--repository-poll-secs=3", NULL};
+  REQUIRE(parse(&opt, poll_mode) == NULL);
+  CHECK(srv_options_validate(&opt) == NULL);
+  CHECK(opt.repository_poll_secs == 3);
+  srv_options_free(&opt);
+
+  /* --load-model means something only in explicit mode, as in tritonserver. */
+  char *stray_load[] = {"nereid", "--model-repository=/", "--load-model=a", NULL};
+  REQUIRE(parse(&opt, stray_load) == NULL);
   srv_status_t *st = srv_options_validate(&opt);
-  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
+  CHECK(st != NULL && strstr(srv_status_message(st), "--load-model") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+
+  char *zero_poll[] = {"nereid", "--repository-poll-secs=0", NULL};
+  st = parse(&opt, zero_poll);
+  CHECK(st != NULL);
   srv_status_free(st);
   srv_options_free(&opt);
 

@@ -15,6 +15,7 @@
 typedef struct srv_frontend srv_frontend_t;
 typedef struct srv_health srv_health_t;
 typedef struct srv_registry srv_registry_t;
+typedef struct srv_repository srv_repository_t;
 
 typedef enum {
   SRV_STATE_STARTING = 0,
@@ -27,7 +28,8 @@ typedef struct srv_server {
   act_runtime_t *runtime;
   srv_frontend_t *frontend;
   srv_health_t *health;
-  srv_registry_t *registry; /* built before serving, read-only after */
+  srv_registry_t *registry;     /* lock-free reads; the repository publishes */
+  srv_repository_t *repository; /* model life cycle */
   _Atomic int state;        /* srv_state_t */
 } srv_server_t;
 

@@ -7,7 +7,8 @@
 #include "server/log.h"
 
 /* Triton's extension names, for what really works; more as they land. */
-const char *const srv_extensions[] = {"model_configuration", "statistics"};
+const char *const srv_extensions[] = {"model_repository", "model_repository(unload_dependents)",
+                                      "model_configuration", "statistics"};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
 /* Like tritonserver: while exiting, liveness and readiness calls fail. */

@@ -81,9 +81,10 @@ TRITONSERVER_InferenceResponse *srv_bls_response_failed(const srv_bls_origin_t *
  *  matching its gRPC code; frees the status. */
 TRITONSERVER_Error *srv_bls_error_from_status(srv_status_t *st);
 
-/** The loaded model `name` at `version` (-1: the latest ready one), or
- *  UNAVAILABLE in Triton's wording ("Request for unknown model: ..."). Any
- *  thread (the registry is read-only while serving). */
+/** The loaded model `name` at `version` (-1: the latest ready one) with a
+ *  reference the caller drops (srv_model_unref), or UNAVAILABLE in
+ *  Triton's wording ("Request for unknown model: ..."). Any thread
+ *  (registry reads are lock-free). */
 TRITONSERVER_Error *srv_bls_model_find(struct srv_server *srv, const char *name,
                                        int64_t version, srv_model_t **out);
 

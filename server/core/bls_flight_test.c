@@ -102,6 +102,7 @@ static bool run(int how, bool decoupled, call_t *c) {
   TRITONSERVER_InferenceRequest *r = calloc(1, sizeof *r);
   r->server = &srv;
   r->model = &stand_in;
+  srv_model_ref(&stand_in); /* as TRITONSERVER_InferenceRequestNew takes one */
   r->id = strdup("odd");
   OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, c));
   OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, allocator, NULL, on_response,
@@ -173,6 +174,8 @@ int main(void) {
   if (srv.runtime == NULL) return 1;
   atomic_store(&srv.state, SRV_STATE_READY);
   stand_in.name = "stand_in";
+  /* The registry's reference, never dropped: requests take and drop theirs. */
+  atomic_init(&stand_in.refs, 1);
   stand_in.output_names = no_outputs;
   act_actor_init(&stand_in.actor, srv.runtime, stand_in_behaviour, &stand_in);
   TRITONSERVER_ResponseAllocatorNew(&allocator, never_alloc, NULL, NULL);

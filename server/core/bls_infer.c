@@ -252,6 +252,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
   if (err != NULL) return err;
   act_actor_t *self = act_spawn(srv->runtime, flight_behaviour, f);
   f->request.state = srv_infer_state_new(self);
+  srv_model_ref(u->model); /* the flight may outlive the user's request */
+  f->request.state->model = u->model;
   f->request.state->request_start_ns = start;
   f->request.queue_start_ns = act_now_ns();
   srv_model_enqueue(u->model, &f->request);

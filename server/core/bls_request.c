@@ -51,26 +51,11 @@ TRITONSERVER_Error *srv_bls_error_from_status(srv_status_t *st) {
 }
 
 /* The texts of Triton's model repository manager, as server/model_lookup.c
- * gives them to gRPC clients. */
+ * gives them to gRPC clients. The model comes with a reference. */
 TRITONSERVER_Error *srv_bls_model_find(srv_server_t *srv, const char *name,
                                        int64_t version, srv_model_t **out) {
-  /* Models load before the registry is published (a backend asking from
-   * its ModelInitialize): none can be found yet. */
-  if (srv->registry == NULL)
-    return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  const srv_registry_entry_t *e = srv_registry_find(srv->registry, name, strlen(name));
-  if (e == NULL)
-    return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
-                         "Request for unknown model: '%s' is not found", name);
-  *out = srv_registry_version(e, version);
-  if (*out != NULL) return NULL;
-  if (e->version_count == 0)
-    return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
-                         "Request for unknown model: '%s' has no available versions%s%s",
-                         name, e->reason ? ": " : "", e->reason ? e->reason : "");
-  return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
-                       "Request for unknown model: '%s' version %lld is not found", name,
-                       (long long)version);
+  srv_status_t *st = srv_registry_acquire(srv->registry, name, strlen(name), version, out);
+  return st != NULL ? srv_bls_error_from_status(st) : NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestNew(
@@ -103,6 +88,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestDelete(
   free(r->outputs);
   free(r->id);
   free(r->correlation_id_string);
+  srv_model_unref(r->model);
   free(r);
   return NULL;
 }

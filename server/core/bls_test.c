@@ -16,7 +16,7 @@
 
 #include "server/core/bls.h"
 #include "server/core/infer_check.h"
-#include "server/core/registry.h"
+#include "server/core/repository.h"
 #include "server/core/response.h"
 #include "server/server.h"
 #include "test/unit/unit.h"
@@ -186,8 +186,12 @@ static void check_output(TRITONSERVER_InferenceResponse *resp, uint32_t index,
 }
 
 static srv_model_t *model(const char *name) {
-  const srv_registry_entry_t *e = srv_registry_find(env.srv.registry, name, strlen(name));
-  return e != NULL ? srv_registry_version(e, -1) : NULL;
+  /* The registry keeps its own reference while the test runs. */
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_acquire(env.srv.registry, name, strlen(name), -1, &m);
+  srv_status_free(st);
+  if (m != NULL) srv_model_unref(m);
+  return m;
 }
 
 static void test_simple_infer(void) {
@@ -754,8 +758,9 @@ static bool server_start(void) {
   act_config_t config = {.workers = 2, .batch = 0};
   env.srv.runtime = act_runtime_new(&config);
   if (env.srv.runtime == NULL) return false;
-  env.srv.registry = srv_registry_load(&env.srv);
-  if (!srv_registry_all_ready(env.srv.registry)) return false;
+  env.srv.repository = srv_repository_new(&env.srv);
+  env.srv.registry = srv_repository_registry(env.srv.repository);
+  if (!srv_repository_start(env.srv.repository)) return false;
   atomic_store(&env.srv.state, SRV_STATE_READY);
   OK(TRITONSERVER_ResponseAllocatorNew(&env.allocator, test_alloc, test_release,
                                        test_start));
@@ -766,9 +771,9 @@ static bool server_start(void) {
  * left once all callbacks came. */
 static void server_stop(void) {
   atomic_store(&env.srv.state, SRV_STATE_EXITING);
-  srv_registry_stop(env.srv.registry);
+  srv_repository_stop(env.srv.repository);
   act_runtime_quiesce(env.srv.runtime);
-  srv_registry_free(env.srv.registry);
+  srv_repository_free(env.srv.repository);
   act_runtime_free(env.srv.runtime);
   TRITONSERVER_ResponseAllocatorDelete(env.allocator);
   srv_options_free(&env.opt);

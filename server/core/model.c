@@ -33,14 +33,26 @@ static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *na
   m->arena = upb_Arena_New();
   if (m->arena == NULL) SRV_FATAL("out of memory");
   m->stop_msg.kind = SRV_MODEL_STOP;
+  sem_init(&m->stopped, 0, 0);
   return m;
 }
 
-static srv_status_t *config_load(srv_model_t *m) {
+/* The model's own copy of its config (each version completes and may
+ * change it on its own), or the one in <dir>/config.pbtxt. */
+static srv_status_t *config_load(srv_model_t *m, const inference_ModelConfig *given) {
   char path[PATH_MAX], err[512];
-  snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
-  m->config = cfg_model_config_read(path, m->arena, err, sizeof err);
-  if (m->config == NULL) return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+  if (given != NULL) {
+    upb_Arena *tmp = upb_Arena_New();
+    size_t len;
+    char *bytes = inference_ModelConfig_serialize(given, tmp, &len);
+    m->config = bytes != NULL ? inference_ModelConfig_parse(bytes, len, m->arena) : NULL;
+    upb_Arena_Free(tmp);
+    if (m->config == NULL) SRV_FATAL("out of memory");
+  } else {
+    snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
+    m->config = cfg_model_config_read(path, m->arena, err, sizeof err);
+    if (m->config == NULL) return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+  }
   srv_status_t *st = srv_model_config_complete(m);
   if (st != NULL) return st;
   m->config_json = srv_config_json_encode((const upb_Message *)m->config,
@@ -86,6 +98,7 @@ static void model_release(srv_model_t *m) {
   free(m->dir);
   free(m->version_dir);
   upb_Arena_Free(m->arena);
+  sem_destroy(&m->stopped);
   free(m);
 }
 
@@ -99,9 +112,10 @@ static void load_undo(srv_model_t *m, bool model_initialized) {
 }
 
 srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *name,
-                             int64_t version, srv_model_t **out) {
+                             int64_t version, const inference_ModelConfig *config,
+                             srv_model_t **out) {
   srv_model_t *m = model_new(srv, dir, name, version);
-  srv_status_t *st = config_load(m);
+  srv_status_t *st = config_load(m, config);
   if (st == NULL) st = backend_attach(m);
   if (st != NULL) {
     model_release(m);
@@ -126,13 +140,38 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     return st;
   }
   act_actor_init(&m->actor, srv->runtime, srv_scheduler_behaviour, m);
+  atomic_init(&m->refs, 1);
   *out = m;
   return NULL;
+}
+
+void srv_model_ref(srv_model_t *m) {
+  /* relaxed: the caller's own reference (or its epoch section) keeps the
+   * model alive, so the increment orders nothing. */
+  atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
+void srv_model_unref(srv_model_t *m) {
+  /* acq_rel: every use of the model by this holder happens before the
+   * drained callback that leads to its finalize. */
+  uint32_t was = atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel);
+  if (was == 0) SRV_FATAL("model '%s': reference count underflow", m->name);
+  if (was == 1 && m->drained != NULL) m->drained(m);
 }
 
 void srv_model_stop(srv_model_t *m) {
   srv_instances_stop(m);
   act_send_stop(&m->actor, &m->stop_msg);
+}
+
+void srv_model_stop_scheduler(srv_model_t *m) {
+  act_send_stop(&m->actor, &m->stop_msg);
+  sem_wait(&m->stopped);
+}
+
+void srv_model_wait_stopped(srv_model_t *m) {
+  srv_instances_wait(m);
+  sem_wait(&m->stopped);
 }
 
 void srv_model_free(srv_model_t *m) {

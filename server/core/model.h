@@ -57,8 +57,17 @@ struct TRITONBACKEND_Model {
   srv_instance_t **instances;
   uint32_t instance_count;
   srv_stats_t stats;
-  act_actor_t actor; /* the scheduler */
+  /* Lifetime: counted references, one held by the registry while the model
+   * is published, one by each request's shared state and by each lookup
+   * still using it. The unref that drops the last calls `drained` (set by
+   * the repository before it publishes the model). */
+  _Atomic uint32_t refs;
+  void (*drained)(srv_model_t *m);
+  act_msg_t drained_msg; /* the repository's, to tell its actor */
+  void *repo_record;     /* the repository's record of this model name */
+  act_actor_t actor;     /* the scheduler */
   act_msg_t stop_msg;
+  sem_t stopped; /* posted by the scheduler when it handled stop_msg */
   /* Scheduler state: the model actor only. */
   TRITONBACKEND_Request *queue_head, *queue_tail;
   srv_instance_t *idle;
@@ -82,19 +91,41 @@ struct TRITONBACKEND_ModelInstance {
   act_msg_t stop_msg;
 };
 
-/** Loads version `version` of the model in `dir` (named `name`): reads and
- *  completes its config, acquires its backend, initializes the model and
- *  its instances, and starts its actors. On error everything acquired is
- *  released and the status says why. A loading thread outside the runtime. */
+/** Loads version `version` of the model in `dir` (named `name`): takes a
+ *  copy of `config` (or reads <dir>/config.pbtxt when config is NULL),
+ *  completes it, acquires its backend, initializes the model and its
+ *  instances, and starts its actors. The model starts with one reference
+ *  (the caller's). On error everything acquired is released and the status
+ *  says why. A loading thread outside the runtime. */
 srv_status_t *srv_model_load(struct srv_server *srv, const char *dir, const char *name,
-                             int64_t version, srv_model_t **out);
+                             int64_t version, const inference_ModelConfig *config,
+                             srv_model_t **out);
+
+/** Takes a reference. The caller already holds one, or reads the model from
+ *  a registry view (an epoch section keeps it alive meanwhile). Any thread;
+ *  lock-free. */
+void srv_model_ref(srv_model_t *m);
+
+/** Drops a reference; the last one calls m->drained. Any thread. */
+void srv_model_unref(srv_model_t *m);
 
 /** Stops the model's actors; the model is unusable afterwards. The caller
- *  ensures no request is in flight. Main thread. */
+ *  ensures no request is in flight (or, at exit, accepts cutting them off).
+ *  Any thread outside the model's own actors. */
 void srv_model_stop(srv_model_t *m);
 
+/** Stops the scheduler and waits until it handled its stop (after the
+ *  instances stopped). A thread outside the runtime. */
+void srv_model_stop_scheduler(srv_model_t *m);
+
+/** After srv_model_stop: waits for the instances' finalize and the
+ *  scheduler's stop. A thread outside the runtime. */
+void srv_model_wait_stopped(srv_model_t *m);
+
 /** Finalizes the backend's model state and frees the model. After
- *  srv_model_stop and the runtime's quiesce. Main thread. */
+ *  srv_model_stop, once the model's actor has handled its stop message and
+ *  its instances have finalized (srv_instances_wait). A thread outside the
+ *  runtime (the backend's finalize may block). */
 void srv_model_free(srv_model_t *m);
 
 /** Sends a request to the model's scheduler. Any thread. */

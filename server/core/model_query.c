@@ -1,6 +1,6 @@
 /* TRITONSERVER_Server* questions about one model that backends ask before
- * sending it requests (readiness, transaction policy). Any thread: they
- * read the registry, which is read-only while the server serves. */
+ * sending it requests (readiness, transaction policy). Any thread: registry
+ * reads are lock-free. */
 #include "server/api/error.h"
 #include "server/core/bls.h"
 #include "server/log.h"
@@ -22,7 +22,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelIsReady(TRITONSERVER_Server *server,
     TRITONSERVER_ErrorDelete(err);
     return NULL;
   }
-  *ready = true; /* the registry holds only models that loaded */
+  srv_model_unref(m);
+  *ready = true; /* the registry publishes only versions that loaded */
   return NULL;
 }
 
@@ -36,5 +37,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelTransactionProperties(
       srv_bls_model_find((srv_server_t *)server, model_name, model_version, &m);
   if (err != NULL) return err;
   *txn_flags = m->decoupled ? TRITONSERVER_TXN_DECOUPLED : TRITONSERVER_TXN_ONE_TO_ONE;
+  srv_model_unref(m);
   return NULL;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/api/error.h"
+#include "server/core/model.h"
 #include "server/log.h"
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner) {
@@ -24,7 +25,9 @@ void srv_infer_state_ref(srv_infer_state_t *s) {
 
 void srv_infer_state_unref(srv_infer_state_t *s) {
   /* Acq_rel: the last holder must see every other holder's writes. */
-  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) free(s);
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+  if (s->model != NULL) srv_model_unref(s->model);
+  free(s);
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestId(TRITONBACKEND_Request *request,

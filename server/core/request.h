@@ -24,12 +24,15 @@ enum {
 };
 
 /** Shared by a request, its responses and its response factories, which may
- *  outlive the request: counted references, freed by the last. */
+ *  outlive the request: counted references, freed by the last. It holds a
+ *  reference on the model, so a model unloads only once every response
+ *  and factory of its requests is gone. */
 typedef struct {
   _Atomic uint32_t refs;
   _Atomic bool cancelled;              /* set by the owner (client cancel, deadline) */
   _Atomic uint32_t responses_reported; /* next response_stats index */
   act_actor_t *owner;                  /* receives responses and the release */
+  srv_model_t *model; /* a model reference, dropped with the state; NULL in tests */
   uint64_t request_start_ns;
 } srv_infer_state_t;
 

@@ -46,6 +46,8 @@ void srv_scheduler_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_MODEL_STOP:
       if (m->queue_head != NULL)
         SRV_FATAL("model '%s' stopped with queued requests", m->name);
+      /* The runtime never touches the actor after this: the waiter may free m. */
+      sem_post(&m->stopped);
       return;
     default:
       SRV_FATAL("model '%s': unexpected message kind %u", m->name, msg->kind);

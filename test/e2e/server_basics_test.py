@@ -36,7 +36,9 @@ class ServerRpcs(unittest.TestCase):
         self.assertEqual(md.name, "nereid")
         self.assertRegex(md.version, r"^\d+\.\d+\.\d+$")
         # Only extensions that really work are listed.
-        self.assertEqual(list(md.extensions), ["model_configuration", "statistics"])
+        self.assertEqual(list(md.extensions),
+                         ["model_repository", "model_repository(unload_dependents)",
+                          "model_configuration", "statistics"])
 
     def test_health_check(self):
         health = self.server.health()
