@@ -78,11 +78,13 @@ void act_runtime_reap(act_runtime_t *rt) { act_pinset_reap(&rt->pinned); }
 void act_runtime_free(act_runtime_t *rt) {
   assert(atomic_load_explicit(&rt->alive, memory_order_acquire) == 0 &&
          "act_runtime_free before quiesce");
-  /* Workers first: nothing runs any more, so nothing arms timers or sends.
-   * Then the timer thread (drops what is armed), then pinned threads, all
-   * of which have left their behaviours. */
-  act_sched_stop(&rt->sched);
+  /* The timer thread first (it drops what is armed): a delivery it made
+   * just before quiesce returned may still be inside act_send, waking a
+   * worker, so the workers must outlive it. Then the workers (nothing runs
+   * any more), then pinned threads, all of which have left their
+   * behaviours. */
   act_timers_stop(rt->timers);
+  act_sched_stop(&rt->sched);
   act_pinset_free(&rt->pinned);
   pthread_cond_destroy(&rt->quiesce_cv);
   pthread_mutex_destroy(&rt->quiesce_mu);
