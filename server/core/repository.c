@@ -185,8 +185,16 @@ static void live_add(srv_repository_t *r, srv_model_t *m, repo_record_t *rec,
  * left: destroy it on a loader. */
 static void model_destroy_queue(srv_repository_t *r, srv_model_t *m) {
   repo_job_t *job = repo_job_new(JOB_DESTROY);
-  job->model = m; /* freed by the job: only its address is used afterwards */
+  job->model = m; /* freed by the job: never read after it comes back */
   job->record = m->repo_record;
+  /* Out of the live list now: once freed, its address may be reused by a
+   * model loading meanwhile. Shutdown waits for running jobs anyway. */
+  for (size_t i = 0; i < r->live_count; i++)
+    if (r->live[i].model == m) {
+      job->tempdir = r->live[i].tempdir;
+      r->live[i] = r->live[--r->live_count];
+      break;
+    }
   repo_job_queue(r, job);
 }
 
@@ -375,6 +383,7 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
   if (failed && rec->version_count > 0) {
     /* A failed reload leaves the serving versions as they were; the ones
      * that did load were never published and go at once. */
+    rec->draining += job->model_count; /* their destroys count down */
     for (size_t i = 0; i < job->model_count; i++) {
       live_add(r, job->models[i], rec, job->tempdir);
       srv_model_unref(job->models[i]);
@@ -438,17 +447,14 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
     case JOB_LOAD:
       on_load_done(r, job);
       break;
-    case JOB_DESTROY:
-      for (size_t i = 0; i < r->live_count; i++)
-        if (r->live[i].model == job->model) {
-          repo_record_t *rec = job->record;
-          tempdir_release(r, r->live[i].tempdir);
-          r->live[i] = r->live[--r->live_count];
-          if (rec->draining > 0) rec->draining--;
-          unload_finish_if_drained(r, rec);
-          break;
-        }
+    case JOB_DESTROY: {
+      repo_record_t *rec = job->record;
+      tempdir_release(r, job->tempdir);
+      job->tempdir = NULL;
+      if (rec->draining > 0) rec->draining--;
+      unload_finish_if_drained(r, rec);
       break;
+    }
     case JOB_SCAN:
       r->scanning = false;
       repo_poll_result(r, job);
