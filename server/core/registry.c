@@ -46,6 +46,13 @@ const char *srv_model_state_name(srv_model_state_t s) {
   return "";
 }
 
+bool srv_model_state_is_unloaded(srv_model_state_t state, const char *reason,
+                                 size_t version_count) {
+  if (state == SRV_MODEL_STATE_UNKNOWN) return true;
+  return state == SRV_MODEL_STATE_UNAVAILABLE && version_count == 0 && reason != NULL &&
+         strcmp(reason, SRV_MODEL_REASON_UNLOADED) == 0;
+}
+
 static uint64_t name_hash(const char *s, size_t len) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
@@ -254,9 +261,8 @@ bool srv_registry_all_ready(srv_registry_t *r) {
   for (size_t i = 0; i < v->count && ready; i++) {
     const srv_registry_entry_t *e = &v->entries[i];
     if (e->failure_count > 0) ready = false;
-    if (e->version_count == 0 && e->state != SRV_MODEL_STATE_UNKNOWN &&
-        !(e->state == SRV_MODEL_STATE_UNAVAILABLE && e->reason != NULL &&
-          strcmp(e->reason, "unloaded") == 0))
+    if (e->version_count == 0 &&
+        !srv_model_state_is_unloaded(e->state, e->reason, e->version_count))
       ready = false;
   }
   srv_registry_view_end(r);

@@ -24,6 +24,15 @@ typedef enum {
 /** "READY", "LOADING"... ("" for UNKNOWN). */
 const char *srv_model_state_name(srv_model_state_t s);
 
+/** The reason tritonserver gives a model after its unload. */
+#define SRV_MODEL_REASON_UNLOADED "unloaded"
+
+/** True for a model that is not loaded on purpose: never loaded, or
+ *  unloaded (UNAVAILABLE with SRV_MODEL_REASON_UNLOADED and no version).
+ *  Such a model counts neither as failed nor as ready. */
+bool srv_model_state_is_unloaded(srv_model_state_t state, const char *reason,
+                                 size_t version_count);
+
 /** A version that failed to load. */
 typedef struct {
   int64_t version;
@@ -34,7 +43,7 @@ typedef struct {
 typedef struct {
   char *name;
   srv_model_state_t state;
-  char *reason;           /* UNAVAILABLE: why (e.g. "unloaded"); else NULL */
+  char *reason;           /* UNAVAILABLE: why (or SRV_MODEL_REASON_UNLOADED) */
   srv_model_t **versions; /* ready versions, ascending */
   size_t version_count;
   srv_version_failure_t *failures; /* versions that failed, ascending */

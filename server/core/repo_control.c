@@ -122,9 +122,7 @@ static void poll_submit(srv_repository_t *r, srv_repo_op_kind_t kind, const char
 }
 
 static bool was_unloaded(const repo_record_t *rec) {
-  return rec->state == SRV_MODEL_STATE_UNKNOWN ||
-         (rec->state == SRV_MODEL_STATE_UNAVAILABLE && rec->version_count == 0 &&
-          rec->reason != NULL && strcmp(rec->reason, "unloaded") == 0);
+  return srv_model_state_is_unloaded(rec->state, rec->reason, rec->version_count);
 }
 
 /* Loads what appeared or changed, unloads what disappeared. A model busy

@@ -252,7 +252,7 @@ static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
   if (rec->draining > 0 || rec->running == NULL || rec->running->kind != SRV_REPO_UNLOAD)
     return;
   rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-  reason_set(rec, "unloaded");
+  reason_set(rec, SRV_MODEL_REASON_UNLOADED);
   publish(r);
   SRV_INFO("successfully unloaded '%s'", rec->name);
   op_finish(r, rec, NULL);
@@ -284,7 +284,7 @@ static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op)
       /* Nothing loaded: done, as tritonserver answers such an unload. */
       if (rec->state != SRV_MODEL_STATE_UNKNOWN) {
         rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-        reason_set(rec, "unloaded");
+        reason_set(rec, SRV_MODEL_REASON_UNLOADED);
         publish(r);
       }
       op_finish(r, rec, NULL);
