@@ -16,7 +16,7 @@
 #include "upb/decode.h"
 #include "upb/msg_internal.h"
 
-enum { CALL_NEW = 1, CALL_DONE, CALL_STOP };
+enum { CALL_NEW = 1, CALL_DONE, CALL_CLOSED, CALL_STOP };
 
 struct srv_call {
   act_actor_t actor;
@@ -35,12 +35,17 @@ struct srv_call {
   bool ended;   /* reply or fail was called */
   bool done;    /* the reply batch completed */
   bool counted; /* srv_frontend_call_begin was called */
+  bool watching; /* the close is received by its own batch (tag_closed) */
+  bool closed;   /* that batch completed */
+  bool stopping; /* the stop message is sent */
   unsigned holds;
   srv_call_msg_fn *on_msg;
   void *on_msg_ctx;
   upb_Arena *arena;
   srv_tag_t tag_new;
   srv_tag_t tag_done;
+  srv_tag_t tag_closed;
+  act_msg_t cancelled_msg; /* SRV_CALL_CANCELLED, to on_msg */
   act_msg_t stop;
 };
 
@@ -51,6 +56,8 @@ static bool rpc_reads_payload(size_t rpc) {
 }
 
 static void call_stop(srv_call_t *c) {
+  if (c->stopping) return;
+  c->stopping = true;
   c->stop.kind = CALL_STOP;
   act_send_stop(&c->actor, &c->stop);
 }
@@ -69,6 +76,7 @@ void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
   grpc_call_details_init(&c->details);
   srv_tag_init(&c->tag_new, &c->actor, CALL_NEW);
   srv_tag_init(&c->tag_done, &c->actor, CALL_DONE);
+  srv_tag_init(&c->tag_closed, &c->actor, CALL_CLOSED);
 
   grpc_completion_queue *q = srv_frontend_cq(fe, cq);
   SRV_HANDOFF_TO_GRPC(&c->tag_new);
@@ -98,9 +106,30 @@ void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx) {
 
 void srv_call_hold(srv_call_t *call) { call->holds++; }
 
+/* Nothing is in flight and nobody holds the call: it may go. */
+static void call_maybe_stop(srv_call_t *c) {
+  if (c->done && c->holds == 0 && (!c->watching || c->closed)) call_stop(c);
+}
+
 void srv_call_unhold(srv_call_t *call) {
   if (call->holds == 0) SRV_FATAL("call: unhold without hold");
-  if (--call->holds == 0 && call->done) call_stop(call);
+  call->holds--;
+  call_maybe_stop(call);
+}
+
+void srv_call_watch_cancel(srv_call_t *call) {
+  if (call->watching || call->ended) SRV_FATAL("call: watch_cancel too late or twice");
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  op.data.recv_close_on_server.cancelled = &call->cancelled;
+  SRV_HANDOFF_TO_GRPC(&call->tag_closed);
+  grpc_call_error err = grpc_call_start_batch(call->call, &op, 1, &call->tag_closed, NULL);
+  if (err != GRPC_CALL_OK) {
+    SRV_ERROR("watching a call for cancellation failed (gRPC error %d)", (int)err);
+    return; /* the reply batch will receive the close as usual */
+  }
+  call->watching = true;
 }
 
 upb_Message *srv_call_parse(srv_call_t *call, const upb_MiniTable *layout,
@@ -139,14 +168,17 @@ static void call_end(srv_call_t *c, grpc_status_code code, const char *details) 
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
   ops[n].data.send_status_from_server.status = code;
   ops[n++].data.send_status_from_server.status_details = &c->status_details;
-  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-  ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  if (!c->watching) {
+    ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  }
   SRV_HANDOFF_TO_GRPC(&c->tag_done);
   grpc_call_error err = grpc_call_start_batch(c->call, ops, n, &c->tag_done, NULL);
   if (err != GRPC_CALL_OK) {
-    /* Nothing was started, so no DONE will come: finish here. */
+    /* Nothing was started, so no DONE will come. */
     SRV_ERROR("starting the reply batch failed (gRPC error %d)", (int)err);
-    call_stop(c);
+    c->done = true;
+    call_maybe_stop(c);
   }
 }
 
@@ -255,7 +287,17 @@ static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
       SRV_VERBOSE(2, "call %p: %s done (%s)", (void *)c, call_name(c),
                   c->tag_done.success ? "sent" : "not sent");
       c->done = true;
-      if (c->holds == 0) call_stop(c);
+      call_maybe_stop(c);
+      return;
+    case CALL_CLOSED:
+      c->closed = true;
+      if (c->cancelled && !c->ended && c->on_msg != NULL) {
+        SRV_VERBOSE(2, "call %p: %s cancelled by the client or its deadline", (void *)c,
+                    call_name(c));
+        c->cancelled_msg.kind = SRV_CALL_CANCELLED;
+        c->on_msg(c, c->on_msg_ctx, &c->cancelled_msg);
+      }
+      call_maybe_stop(c);
       return;
     case CALL_STOP:
       call_release(c);

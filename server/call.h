@@ -37,6 +37,15 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st);
 typedef void srv_call_msg_fn(srv_call_t *call, void *ctx, act_msg_t *msg);
 void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx);
 
+/** Message kind that the on_message handler gets when the client cancels
+ *  the call, or its deadline passes, before the call ended. */
+enum { SRV_CALL_CANCELLED = 0x80 };
+
+/** Watches the call for a client cancel or an expired deadline from now
+ *  on, by receiving its close at once instead of with the reply. Set
+ *  on_message first. The call's actor; once per call. */
+void srv_call_watch_cancel(srv_call_t *call);
+
 /** The call's actor: where other actors send messages for it. */
 act_actor_t *srv_call_actor(srv_call_t *call);
 

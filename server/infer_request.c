@@ -113,6 +113,47 @@ static srv_status_t *outputs_build(const srv_model_t *m,
   return NULL;
 }
 
+/* An integer parameter, given as int64 or uint64 (clients differ). */
+static srv_status_t *param_uint(const srv_model_t *m, const inference_InferParameter *p,
+                                const char *key, uint64_t *out) {
+  switch (inference_InferParameter_parameter_choice_case(p)) {
+    case inference_InferParameter_parameter_choice_int64_param: {
+      int64_t v = inference_InferParameter_int64_param(p);
+      if (v < 0) break;
+      *out = (uint64_t)v;
+      return NULL;
+    }
+    case inference_InferParameter_parameter_choice_uint64_param:
+      *out = inference_InferParameter_uint64_param(p);
+      return NULL;
+    default:
+      break;
+  }
+  return BAD("model '%s': parameter '%s' must be a non-negative integer", m->name, key);
+}
+
+/* The parameters the server itself reads: `priority` and `timeout` (queue
+ * timeout in microseconds), as Triton's gRPC frontend does. */
+static srv_status_t *params_read(const srv_model_t *m,
+                                 const inference_ModelInferRequest *req,
+                                 TRITONBACKEND_Request *r) {
+  inference_InferParameter *p;
+  uint64_t v = 0;
+  if (inference_ModelInferRequest_parameters_get(req, upb_StringView_FromString("priority"),
+                                                 &p)) {
+    srv_status_t *st = param_uint(m, p, "priority", &v);
+    if (st != NULL) return st;
+    r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+  }
+  if (inference_ModelInferRequest_parameters_get(req, upb_StringView_FromString("timeout"),
+                                                 &p)) {
+    srv_status_t *st = param_uint(m, p, "timeout", &v);
+    if (st != NULL) return st;
+    r->timeout_us = v;
+  }
+  return NULL;
+}
+
 srv_status_t *srv_infer_request_build(srv_model_t *m,
                                       const inference_ModelInferRequest *req,
                                       upb_Arena *arena, TRITONBACKEND_Request **out) {
@@ -120,7 +161,8 @@ srv_status_t *srv_infer_request_build(srv_model_t *m,
   memset(r, 0, sizeof *r);
   r->model = m;
   r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
-  srv_status_t *st = inputs_build(m, req, arena, r);
+  srv_status_t *st = params_read(m, req, r);
+  if (st == NULL) st = inputs_build(m, req, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);
   if (st == NULL) st = outputs_build(m, req, arena, r);
   if (st != NULL) return st;

@@ -1,6 +1,7 @@
 /* ModelInfer (see infer_rpc.h). The call holds itself while the backend
  * owns the request (its inputs alias the call's received bytes), replies
- * when the response arrives, and is freed once the request is released. */
+ * when the response arrives, and is freed once the request is released.
+ * A client cancel or an expired deadline cancels the request. */
 #include "server/infer_rpc.h"
 
 #include <inttypes.h>
@@ -12,7 +13,9 @@
 #include "server/api/datatype.h"
 #include "server/api/error.h"
 #include "server/core/response.h"
+#include "server/infer_aggregate.h"
 #include "server/infer_request.h"
+#include "server/infer_response.h"
 #include "server/log.h"
 #include "server/memory.h"
 #include "server/model_lookup.h"
@@ -20,90 +23,84 @@
 typedef struct {
   srv_model_t *model;
   TRITONBACKEND_Request *request;
-  bool replied;
+  bool replied;     /* the call has its answer (or it was cancelled) */
+  bool released;    /* the backend is done with the request */
+  bool cancel_sent; /* srv_request_cancel; its CANCEL_DONE holds the call */
+  bool aggregate;   /* decoupled, opted in: keep responses until the final */
+  srv_aggregate_t kept;
 } infer_ctx_t;
 
-static void params_encode(inference_ModelInferResponse *resp,
-                          const TRITONBACKEND_Response *r, upb_Arena *a) {
-  for (uint32_t i = 0; i < r->param_count; i++) {
-    const srv_response_param_t *p = &r->params[i];
-    inference_InferParameter *v = inference_InferParameter_new(a);
-    switch (p->type) {
-      case TRITONSERVER_PARAMETER_STRING:
-        inference_InferParameter_set_string_param(v,
-                                                  upb_StringView_FromString(p->value.s));
-        break;
-      case TRITONSERVER_PARAMETER_INT:
-        inference_InferParameter_set_int64_param(v, p->value.i);
-        break;
-      case TRITONSERVER_PARAMETER_BOOL:
-        inference_InferParameter_set_bool_param(v, p->value.b);
-        break;
-      case TRITONSERVER_PARAMETER_DOUBLE:
-        inference_InferParameter_set_double_param(v, p->value.d);
-        break;
-      default:
-        continue;
-    }
-    inference_ModelInferResponse_parameters_set(resp, upb_StringView_FromString(p->name),
-                                                v, a);
-  }
-}
-
-static bool output_requested(const TRITONBACKEND_Request *req, const char *name) {
-  for (uint32_t i = 0; i < req->output_count; i++)
-    if (strcmp(req->outputs[i], name) == 0) return true;
-  return false;
-}
-
-/* Outputs in the order the backend made them; raw bytes are referenced and
- * copied once, by serialization. */
+/* Raw bytes are referenced and copied once, by serialization. */
 static void reply_encode(srv_call_t *call, infer_ctx_t *x,
                          const TRITONBACKEND_Response *r) {
   upb_Arena *a = srv_call_arena(call);
-  inference_ModelInferResponse *resp = inference_ModelInferResponse_new(a);
-  if (resp == NULL) SRV_FATAL("out of memory");
-  inference_ModelInferResponse_set_model_name(resp,
-                                              upb_StringView_FromString(x->model->name));
-  inference_ModelInferResponse_set_model_version(
-      resp, upb_StringView_FromString(x->model->version_string));
-  inference_ModelInferResponse_set_id(resp, upb_StringView_FromString(x->request->id));
-  for (uint32_t i = 0; i < r->output_count; i++) {
-    const struct TRITONBACKEND_Output *o = &r->outputs[i];
-    if (!output_requested(x->request, o->name)) continue;
-    inference_ModelInferResponse_InferOutputTensor *t =
-        inference_ModelInferResponse_add_outputs(resp, a);
-    inference_ModelInferResponse_InferOutputTensor_set_name(
-        t, upb_StringView_FromString(o->name));
-    const char *dt = api_datatype_protocol_name(o->datatype);
-    inference_ModelInferResponse_InferOutputTensor_set_datatype(
-        t, upb_StringView_FromString(dt ? dt : ""));
-    for (uint32_t d = 0; d < o->dims_count; d++)
-      inference_ModelInferResponse_InferOutputTensor_add_shape(t, o->shape[d], a);
-    upb_StringView bytes = {.data = o->buffer ? o->buffer : "", .size = o->byte_size};
-    inference_ModelInferResponse_add_raw_output_contents(resp, bytes, a);
-  }
-  params_encode(resp, r, a);
+  inference_ModelInferResponse *resp =
+      srv_infer_response_encode(x->model, x->request, r, a);
   size_t len;
   char *out = inference_ModelInferResponse_serialize(resp, a, &len);
   if (out == NULL) SRV_FATAL("out of memory");
   srv_call_reply(call, out, len);
 }
 
+/* The request's state (and with it the model) is ours until the backend
+ * released the request and the call has its answer: a cancel may need it
+ * until then. */
+static void state_drop_if_done(infer_ctx_t *x) {
+  if (x->released && x->replied && x->request->state != NULL) {
+    srv_infer_state_unref(x->request->state);
+    x->request->state = NULL;
+  }
+}
+
+static void reply_aggregated(srv_call_t *call, infer_ctx_t *x) {
+  TRITONBACKEND_Response merged;
+  srv_status_t *st = srv_aggregate_merge(&x->kept, srv_call_arena(call), &merged);
+  if (st != NULL)
+    srv_call_fail(call, st);
+  else
+    reply_encode(call, x, &merged);
+  srv_aggregate_free(&x->kept);
+}
+
 static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Response *r) {
   if (x->replied) {
-    SRV_WARN("model '%s' sent more than one response to request '%s'; extra dropped",
-             x->model->name, x->request->id);
-  } else if (r->error != NULL) {
+    if (!x->aggregate)
+      SRV_WARN("model '%s' sent more than one response to request '%s'; extra dropped",
+               x->model->name, x->request->id);
+    srv_response_free(r);
+    return;
+  }
+  if (r->error != NULL) {
     x->replied = true;
     srv_call_fail(
         call, srv_status_new(api_error_grpc_code(TRITONSERVER_ErrorCode(r->error)), "%s",
                              TRITONSERVER_ErrorMessage(r->error)));
+    srv_response_free(r);
+    srv_aggregate_free(&x->kept);
+  } else if (x->aggregate) {
+    srv_aggregate_add(&x->kept, r);
+    if ((r->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) == 0) return;
+    x->replied = true;
+    reply_aggregated(call, x);
   } else {
     x->replied = true;
     reply_encode(call, x, r);
+    srv_response_free(r);
   }
-  srv_response_free(r);
+  state_drop_if_done(x);
+}
+
+static void final_flags_handle(srv_call_t *call, infer_ctx_t *x, uint32_t flags) {
+  if (x->replied || (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) == 0) return;
+  x->replied = true;
+  if (x->aggregate)
+    reply_aggregated(call, x);
+  else
+    srv_call_fail(call, srv_status_new(GRPC_STATUS_INTERNAL,
+                                       "model '%s' completed request '%s' without a "
+                                       "response",
+                                       x->model->name, x->request->id));
+  state_drop_if_done(x);
 }
 
 static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
@@ -112,23 +109,55 @@ static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
     case SRV_MSG_INFER_RESPONSE:
       response_handle(call, x, (TRITONBACKEND_Response *)msg);
       return;
-    case SRV_MSG_INFER_FINAL_FLAGS:
+    case SRV_MSG_INFER_FINAL_FLAGS: {
+      srv_final_msg_t *f = (srv_final_msg_t *)msg;
+      uint32_t flags = f->flags;
+      srv_infer_state_unref(f->state);
       act_msg_free(msg);
-      if (!x->replied) {
+      final_flags_handle(call, x, flags);
+      return;
+    }
+    case SRV_MSG_INFER_RELEASED:
+      x->released = true;
+      /* Responses, flags and factories hold references on the state: if
+       * ours is the last, no answer can come any more. Acquire: pairs with
+       * their release decrements. */
+      if (!x->replied &&
+          atomic_load_explicit(&x->request->state->refs, memory_order_acquire) == 1) {
         x->replied = true;
+        srv_aggregate_free(&x->kept);
         srv_call_fail(call, srv_status_new(GRPC_STATUS_INTERNAL,
-                                           "model '%s' completed request '%s' without a "
-                                           "response",
+                                           "model '%s' released request '%s' without "
+                                           "sending its final response",
                                            x->model->name, x->request->id));
       }
+      state_drop_if_done(x);
+      srv_call_unhold(call); /* may free the call: nothing after this */
       return;
-    case SRV_MSG_INFER_RELEASED:
-      srv_infer_state_unref(x->request->state);
+    case SRV_CALL_CANCELLED:
+      /* The client left or its deadline passed: the model drops the request
+       * if it still waits, and backends see it cancelled. */
+      if (x->cancel_sent || x->request->state == NULL) return;
+      x->cancel_sent = true;
+      srv_call_hold(call);
+      srv_request_cancel(x->request);
+      return;
+    case SRV_MSG_INFER_CANCEL_DONE:
       srv_call_unhold(call); /* may free the call: nothing after this */
       return;
     default:
       SRV_FATAL("ModelInfer: unexpected message kind %u", msg->kind);
   }
+}
+
+/* Whether the request asks for aggregated decoupled responses. */
+static bool wants_aggregate(const inference_ModelInferRequest *req) {
+  inference_InferParameter *p;
+  return inference_ModelInferRequest_parameters_get(
+             req, upb_StringView_FromString(SRV_AGGREGATE_PARAMETER), &p) &&
+         inference_InferParameter_parameter_choice_case(p) ==
+             inference_InferParameter_parameter_choice_bool_param &&
+         inference_InferParameter_bool_param(p);
 }
 
 void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
@@ -139,12 +168,14 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   srv_status_t *st =
       srv_model_lookup(srv_call_server(call), inference_ModelInferRequest_model_name(req),
                        inference_ModelInferRequest_model_version(req), &m);
-  if (st == NULL && m->decoupled)
-    st =
-        srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                       "ModelInfer RPC doesn't support models with decoupled transaction "
-                       "policy (model '%s'); use ModelStreamInfer",
-                       m->name);
+  bool aggregate = st == NULL && m->decoupled && wants_aggregate(req);
+  if (st == NULL && m->decoupled && !aggregate)
+    st = srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                        "ModelInfer RPC doesn't support models with decoupled transaction "
+                        "policy (model '%s'); use ModelStreamInfer, or set the bool "
+                        "parameter '" SRV_AGGREGATE_PARAMETER "' to get all responses in "
+                        "one reply",
+                        m->name);
   TRITONBACKEND_Request *r = NULL;
   if (st == NULL) {
     st = srv_infer_request_build(m, req, srv_call_arena(call), &r);
@@ -158,14 +189,16 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   }
   infer_ctx_t *x = upb_Arena_Malloc(srv_call_arena(call), sizeof *x);
   if (x == NULL) SRV_FATAL("out of memory");
+  memset(x, 0, sizeof *x);
   x->model = m;
   x->request = r;
-  x->replied = false;
+  x->aggregate = aggregate;
   r->state = srv_infer_state_new(srv_call_actor(call));
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
+  srv_call_watch_cancel(call);
   srv_call_hold(call);
   srv_model_enqueue(m, r);
 }

@@ -171,9 +171,9 @@ static void on_flags(flight_t *f, uint32_t flags) {
 /* The backend is done with the request; the user gets it back. If nothing
  * can answer it any more (no response or factory holds its state but us),
  * a final response that never came would keep the user waiting forever.
- * A flags-only message holds no reference, so one sent just before its
- * factory was deleted may still be behind us in the mailbox: look again
- * from a message queued after it (on_check). */
+ * Responses and flags messages in flight hold references too, so nothing
+ * is on its way; the failure is answered from a message of our own
+ * (on_check), after the user's release callback. */
 static void on_release(act_actor_t *self, flight_t *f) {
   f->released = true;
   /* Acquire: pairs with the unrefs that brought it to 1, and so with the
@@ -202,6 +202,7 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
       break;
     case SRV_MSG_INFER_FINAL_FLAGS: {
       uint32_t flags = ((srv_final_msg_t *)msg)->flags;
+      srv_infer_state_unref(((srv_final_msg_t *)msg)->state);
       act_msg_free(msg);
       on_flags(f, flags);
       break;

@@ -67,7 +67,7 @@ static srv_instance_t *instance_new(srv_model_t *m, const char *name,
   inst->name = strdup(name);
   inst->kind = kind;
   inst->device_id = device;
-  inst->batch = calloc(1, sizeof *inst->batch);
+  inst->batch = calloc(m->batcher.max_batch, sizeof *inst->batch);
   if (inst->name == NULL || inst->batch == NULL) SRV_FATAL("out of memory");
   inst->execute_msg.kind = INSTANCE_EXECUTE;
   inst->idle_msg.kind = SRV_MODEL_INSTANCE_IDLE;
@@ -106,6 +106,8 @@ static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
   inst->started = true;
   inst->next_idle = m->idle; /* before the model actor starts: no race */
   m->idle = inst;
+  m->idle_count++;
+  m->started_count++;
   return NULL;
 }
 

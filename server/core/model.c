@@ -16,6 +16,7 @@
 #include "server/log.h"
 #include "server/memory.h"
 #include "server/server.h"
+#include "actors/timer.h"
 #include "upb/json_decode.h"
 
 static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *name,
@@ -33,6 +34,10 @@ static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *na
   m->arena = upb_Arena_New();
   if (m->arena == NULL) SRV_FATAL("out of memory");
   m->stop_msg.kind = SRV_MODEL_STOP;
+  m->stop_retry_msg.kind = SRV_MODEL_STOP_RETRY;
+  m->stopped_msg.kind = SRV_MODEL_STOPPED;
+  m->timer_msg.kind = SRV_MODEL_TIMER;
+  act_timer_init(&m->timer);
   sem_init(&m->stopped, 0, 0);
   return m;
 }
@@ -92,6 +97,7 @@ static void backend_model_fini(srv_model_t *m) {
 
 static void model_release(srv_model_t *m) {
   srv_instances_free(m);
+  srv_batcher_free(m);
   srv_stats_free(&m->stats);
   free(m->config_json);
   free(m->name);
@@ -126,6 +132,11 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     m->config_json = srv_config_json_encode((const upb_Message *)m->config,
                                             cfg_model_config_def(), &m->config_json_len);
   }
+  st = srv_batcher_setup(m);
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
   m->config_settable = true;
   st = backend_model_init(m);
@@ -159,15 +170,7 @@ void srv_model_unref(srv_model_t *m) {
   if (was == 1 && m->drained != NULL) m->drained(m);
 }
 
-void srv_model_stop(srv_model_t *m) {
-  srv_instances_stop(m);
-  act_send_stop(&m->actor, &m->stop_msg);
-}
-
-void srv_model_stop_scheduler(srv_model_t *m) {
-  act_send_stop(&m->actor, &m->stop_msg);
-  sem_wait(&m->stopped);
-}
+void srv_model_stop(srv_model_t *m) { act_send(&m->actor, &m->stop_msg); }
 
 void srv_model_wait_stopped(srv_model_t *m) {
   srv_instances_wait(m);

@@ -10,8 +10,11 @@
 #include <stdbool.h>
 
 #include "actors/actor.h"
+#include "actors/timer.h"
 #include "model_config.upb.h"
 #include "server/core/backend.h"
+#include "server/core/batcher.h"
+#include "server/core/queue.h"
 #include "server/core/request.h"
 #include "server/core/stats.h"
 #include "server/status.h"
@@ -22,7 +25,11 @@ typedef struct TRITONBACKEND_ModelInstance srv_instance_t;
 enum {
   SRV_MODEL_REQUEST = 0x200, /* a TRITONBACKEND_Request to schedule */
   SRV_MODEL_INSTANCE_IDLE,   /* an instance finished its batch */
-  SRV_MODEL_STOP,
+  SRV_MODEL_CANCEL,          /* a request's cancel_msg */
+  SRV_MODEL_TIMER,           /* the batching delay or a queue timeout is due */
+  SRV_MODEL_STOP,            /* srv_model_stop: fail what waits, then stop */
+  SRV_MODEL_STOP_RETRY,      /* a gated send was under way: look again */
+  SRV_MODEL_STOPPED,         /* the actor's final message */
 };
 
 /* An input or output as the config declares it. */
@@ -32,6 +39,7 @@ typedef struct {
   const int64_t *dims; /* without the batch dimension */
   uint32_t dims_count;
   bool optional;
+  bool ragged; /* allow_ragged_batch: shapes may differ within a batch */
 } srv_tensor_spec_t;
 
 struct TRITONBACKEND_Model {
@@ -65,12 +73,25 @@ struct TRITONBACKEND_Model {
   void (*drained)(srv_model_t *m);
   act_msg_t drained_msg; /* the repository's, to tell its actor */
   void *repo_record;     /* the repository's record of this model name */
-  act_actor_t actor;     /* the scheduler */
-  act_msg_t stop_msg;
-  sem_t stopped; /* posted by the scheduler when it handled stop_msg */
+  srv_batcher_t batcher;  /* read-only once loaded */
+  act_actor_t actor;      /* the scheduler */
+  act_msg_t stop_msg, stop_retry_msg, stopped_msg;
+  sem_t stopped; /* posted by the scheduler when it handled stopped_msg */
+  /* Sends to the model actor from outside its owner chain (enqueue,
+   * cancel, ordered responses) pass a gate, so that none comes after the
+   * actor's final message: see srv_model_send. */
+  _Atomic uint32_t senders;
+  _Atomic bool closed;
   /* Scheduler state: the model actor only. */
-  TRITONBACKEND_Request *queue_head, *queue_tail;
+  srv_queue_t queue;
   srv_instance_t *idle;
+  uint32_t idle_count, started_count;
+  act_timer_t timer;
+  act_msg_t timer_msg;
+  uint64_t timer_at;  /* armed for this deadline; 0: not armed */
+  bool timer_flying;  /* fired or uncancellable: timer_msg is on its way */
+  bool stopping, retry_sent;
+  srv_infer_state_t *order_head, *order_tail; /* preserve_ordering */
 };
 
 struct TRITONBACKEND_ModelInstance {
@@ -109,14 +130,10 @@ void srv_model_ref(srv_model_t *m);
 /** Drops a reference; the last one calls m->drained. Any thread. */
 void srv_model_unref(srv_model_t *m);
 
-/** Stops the model's actors; the model is unusable afterwards. The caller
- *  ensures no request is in flight (or, at exit, accepts cutting them off).
- *  Any thread outside the model's own actors. */
+/** Stops the model: requests still queued or arriving later are answered
+ *  UNAVAILABLE; once every instance finished its batch, the scheduler stops
+ *  them and itself. Any thread outside the model's own actors. */
 void srv_model_stop(srv_model_t *m);
-
-/** Stops the scheduler and waits until it handled its stop (after the
- *  instances stopped). A thread outside the runtime. */
-void srv_model_stop_scheduler(srv_model_t *m);
 
 /** After srv_model_stop: waits for the instances' finalize and the
  *  scheduler's stop. A thread outside the runtime. */
@@ -128,8 +145,23 @@ void srv_model_wait_stopped(srv_model_t *m);
  *  runtime (the backend's finalize may block). */
 void srv_model_free(srv_model_t *m);
 
-/** Sends a request to the model's scheduler. Any thread. */
+/** Sends a request to the model's scheduler. Any thread. A model that is
+ *  stopping answers it UNAVAILABLE. */
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request);
+
+/** Sends msg to the model's actor unless the actor has closed for good
+ *  (it is sending its final message); false then, and msg is still the
+ *  caller's. Any thread; lock-free. */
+bool srv_model_send(srv_model_t *m, act_msg_t *msg);
+
+/** Answers request r with an error response (code, message) and releases
+ *  it, counting a failure: for requests the server refuses before they
+ *  run. Any thread that owns r (the model actor for queued requests). */
+void srv_request_fail(TRITONBACKEND_Request *r, TRITONSERVER_Error_Code code,
+                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/** Whether input `name` (one of m's input names) allows ragged batches. */
+bool srv_model_input_ragged(const srv_model_t *m, const char *name);
 
 /* Instances (instance.c). */
 srv_status_t *srv_instances_create(srv_model_t *m);

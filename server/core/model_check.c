@@ -102,6 +102,7 @@ static srv_status_t *check_tensors(srv_model_t *m) {
                   inference_ModelInput_data_type(in[i]), dims, n, &m->inputs[i]);
     if (st != NULL) return st;
     m->inputs[i].optional = inference_ModelInput_optional(in[i]);
+    m->inputs[i].ragged = inference_ModelInput_allow_ragged_batch(in[i]);
   }
   for (size_t i = 0; i < no; i++) {
     const int64_t *dims = inference_ModelOutput_dims(out[i], &n);

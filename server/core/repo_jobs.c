@@ -203,11 +203,11 @@ static void job_load(srv_repository_t *r, repo_job_t *job) {
 /* ---- JOB_DESTROY --------------------------------------------------------- */
 
 void repo_model_destroy(srv_model_t *m) {
-  /* Instances first (TRITONBACKEND_ModelInstanceFinalize), then the
-   * scheduler, then TRITONBACKEND_ModelFinalize, as Triton orders them. */
-  srv_instances_stop(m);
-  srv_instances_wait(m);
-  srv_model_stop_scheduler(m);
+  /* The scheduler stops the instances (TRITONBACKEND_ModelInstanceFinalize)
+   * and then itself; TRITONBACKEND_ModelFinalize comes after both, as in
+   * Triton. */
+  srv_model_stop(m);
+  srv_model_wait_stopped(m);
   srv_model_free(m);
 }
 

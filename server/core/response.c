@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/api/error.h"
+#include "server/core/reorder.h"
 #include "server/log.h"
 #include "server/memory.h"
 
@@ -147,7 +148,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
   if (error != NULL)
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
-  act_send(response->state->owner, &response->msg);
+  srv_reorder_route(response->state, &response->msg);
   return NULL;
 }
 
@@ -203,7 +204,9 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseFactorySendFlags(
   srv_final_msg_t *m = act_msg_alloc(sizeof *m);
   m->msg.kind = SRV_MSG_INFER_FINAL_FLAGS;
   m->flags = send_flags;
-  act_send(factory->state->owner, &m->msg);
+  srv_infer_state_ref(factory->state);
+  m->state = factory->state;
+  srv_reorder_route(factory->state, &m->msg);
   return NULL;
 }
 

@@ -157,6 +157,28 @@ class Infer(unittest.TestCase):
             ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))])
         self.expect_error(req, grpc.StatusCode.UNIMPLEMENTED, "decoupled", "repeat_int32")
 
+    def repeat_request(self, values, delays=None):
+        n = len(values)
+        req = infer_request("repeat_int32", [
+            ("IN", "INT32", np.asarray(values, dtype=np.int32)),
+            ("DELAY", "UINT32", np.asarray(delays or [0] * n, dtype=np.uint32)),
+            ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))])
+        req.parameters["nereid_aggregate_responses"].bool_param = True
+        return req
+
+    def test_decoupled_responses_aggregated_on_request(self):
+        values = list(range(100, 400, 3))
+        r = self.stub.ModelInfer(self.repeat_request(values, [0] * 99 + [20]))
+        self.assertEqual(output(r, "OUT", np.int32).tolist(), values)
+        self.assertEqual(output(r, "IDX", np.uint32).tolist(), list(range(len(values))))
+        # No element: no response, only the final flag; the reply is empty.
+        r = self.stub.ModelInfer(self.repeat_request([]))
+        self.assertEqual(len(r.outputs), 0)
+        # Setting it to false is the same as not setting it.
+        req = self.repeat_request([1])
+        req.parameters["nereid_aggregate_responses"].bool_param = False
+        self.expect_error(req, grpc.StatusCode.UNIMPLEMENTED, "decoupled")
+
     def test_request_errors(self):
         a, b, inputs = self.simple_inputs()
         E = grpc.StatusCode

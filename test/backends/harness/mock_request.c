@@ -1,6 +1,7 @@
-/* Mock server: requests, their inputs and requested outputs, release. The
- * thread that owns a request (test thread, then the backend's execute
- * thread) uses it; release marks the call under its lock. */
+/* Mock server: requests, their ids, inputs and requested outputs,
+ * cancellation, release. The thread that owns a request (test thread, then
+ * the backend's execute thread) uses it; cancellation is an atomic flag any
+ * thread may set; release marks the call under its lock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,11 @@ void mock_call_free(mock_call_t *call) {
   pthread_cond_destroy(&call->cv);
   pthread_mutex_destroy(&call->mu);
   free(call);
+}
+
+/* Relaxed: a flag the backend polls; no data is published with it. */
+void mock_call_cancel(mock_call_t *call) {
+  atomic_store_explicit(&call->cancelled, true, memory_order_relaxed);
 }
 
 TRITONBACKEND_Request *mock_request_new(mock_call_t *call) {
@@ -49,8 +55,23 @@ void mock_request_input(TRITONBACKEND_Request *r, const char *name,
   }
 }
 
+void mock_request_id(TRITONBACKEND_Request *r, const char *id) { r->id = id; }
+
 void mock_request_output(TRITONBACKEND_Request *r, const char *name) {
   r->outputs[r->output_count++] = name;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_RequestId(TRITONBACKEND_Request *request,
+                                            const char **id) {
+  *id = request->id;
+  return NULL;
+}
+
+/* Relaxed, as in the server: a hint polled by the backend. */
+TRITONSERVER_Error *TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request *request,
+                                                     bool *is_cancelled) {
+  *is_cancelled = atomic_load_explicit(&request->call->cancelled, memory_order_relaxed);
+  return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request *request,

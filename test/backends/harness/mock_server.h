@@ -99,11 +99,12 @@ typedef struct {
   size_t sent_count;
   bool final_seen, released;
   int factories_live;
-  atomic_bool cancelled;
+  atomic_bool cancelled; /* set by mock_call_cancel, from any thread */
 } mock_call_t;
 
 struct TRITONBACKEND_Request {
   mock_call_t *call;
+  const char *id; /* TRITONBACKEND_RequestId; NULL: none */
   struct TRITONBACKEND_Input inputs[MOCK_MAX_TENSORS];
   uint32_t input_count;
   const char *outputs[MOCK_MAX_TENSORS];
@@ -124,6 +125,11 @@ struct TRITONBACKEND_Response {
 
 mock_call_t *mock_call_new(void);
 void mock_call_free(mock_call_t *call);
+
+/** Cancels the call as a client would: TRITONBACKEND_RequestIsCancelled and
+ * TRITONBACKEND_ResponseFactoryIsCancelled report it from then on. Any
+ * thread, e.g. while the backend's Execute runs on the test thread. */
+void mock_call_cancel(mock_call_t *call);
 
 /** Waits until the call has its final flag and its request was released;
  * false after timeout_ms. */
@@ -146,6 +152,9 @@ TRITONBACKEND_Request *mock_request_new(mock_call_t *call);
 void mock_request_input(TRITONBACKEND_Request *r, const char *name,
                         TRITONSERVER_DataType datatype, const int64_t *shape,
                         uint32_t dims, const void *data, uint64_t size, uint32_t pieces);
+
+/** Sets the request's id (not copied: the string must outlive the request). */
+void mock_request_id(TRITONBACKEND_Request *r, const char *id);
 
 /** Names a requested output (the string must outlive the request). */
 void mock_request_output(TRITONBACKEND_Request *r, const char *name);

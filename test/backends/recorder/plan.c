@@ -33,11 +33,27 @@ static bool read_fail_at(rec_plan_t *plan, const char *v, char *err, size_t err_
   return false;
 }
 
+static bool read_bool(bool *out, const char *key, const char *v, char *err,
+                      size_t err_len) {
+  *out = false;
+  if (v == NULL || strcmp(v, "false") == 0) return true;
+  if (strcmp(v, "true") == 0) {
+    *out = true;
+    return true;
+  }
+  snprintf(err, err_len, "recorder: %s must be true or false, got '%s'", key, v);
+  return false;
+}
+
 bool rec_plan_read(rec_plan_t *plan, rec_lookup_fn *lookup, const void *src, char *err,
                    size_t err_len) {
   memset(plan, 0, sizeof *plan);
   plan->record_file = lookup(src, "record_file");
   if (!read_fail_at(plan, lookup(src, "fail_at"), err, err_len)) return false;
+  if (!read_bool(&plan->delay_from_input, "delay_from_input",
+                 lookup(src, "delay_from_input"), err, err_len)) {
+    return false;
+  }
   for (int s = 0; s < REC_STAGE_COUNT; s++) {
     char key[64];
     snprintf(key, sizeof key, "%s_delay_ms", kNames[s]);
@@ -54,7 +70,7 @@ bool rec_plan_read(rec_plan_t *plan, rec_lookup_fn *lookup, const void *src, cha
   return true;
 }
 
-static void sleep_ms(uint32_t ms) {
+void rec_sleep_ms(uint64_t ms) {
   struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
@@ -62,7 +78,7 @@ static void sleep_ms(uint32_t ms) {
 
 TRITONSERVER_Error *rec_plan_enter(const rec_plan_t *plan, rec_stage_t stage,
                                    const char *who) {
-  if (plan->delay_ms[stage] > 0) sleep_ms(plan->delay_ms[stage]);
+  if (plan->delay_ms[stage] > 0) rec_sleep_ms(plan->delay_ms[stage]);
   if (plan->fail_at != stage) return NULL;
   return bk_error(TRITONSERVER_ERROR_INTERNAL,
                   "recorder: failing at %s as configured (%s)", kNames[stage], who);

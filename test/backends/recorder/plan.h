@@ -1,5 +1,6 @@
 /* What a configuration asks the recorder backend to do: where to record,
- * at which lifecycle stage to fail, how long to sleep in each stage. Read
+ * at which lifecycle stage to fail, how long to sleep in each stage (and
+ * whether Execute also sleeps as long as its inputs say). Read
  * at load on the server's loading threads; read-only afterwards, so any
  * thread may consult it. */
 #ifndef NEREID_TEST_BACKENDS_RECORDER_PLAN_H
@@ -31,6 +32,7 @@ typedef struct {
   const char *record_file; /* raw value, owned by the config; NULL: no record */
   rec_stage_t fail_at;     /* REC_NONE: never fail */
   uint32_t delay_ms[REC_STAGE_COUNT];
+  bool delay_from_input; /* Execute first sleeps max INPUT0[0] ms of the batch */
 } rec_plan_t;
 
 /** Looks up a string setting (model parameter or --backend-config value). */
@@ -39,11 +41,15 @@ typedef const char *rec_lookup_fn(const void *src, const char *key);
 /** "model_initialize" etc. */
 const char *rec_stage_name(rec_stage_t stage);
 
-/** Reads record_file, fail_at and every "<stage>_delay_ms". False with a
- * message in err for an unknown stage or a delay that is not a number, so a
- * typo in a test's config fails loudly. */
+/** Reads record_file, fail_at, every "<stage>_delay_ms" and
+ * delay_from_input. False with a message in err for an unknown stage, a
+ * delay that is not a number or a delay_from_input other than "true" or
+ * "false", so a typo in a test's config fails loudly. */
 bool rec_plan_read(rec_plan_t *plan, rec_lookup_fn *lookup, const void *src, char *err,
                    size_t err_len);
+
+/** Sleeps `ms` milliseconds (restarting after signals). Any thread. */
+void rec_sleep_ms(uint64_t ms);
 
 /** Entering a stage: sleeps its delay, then returns the planned failure
  * (INTERNAL, "recorder: failing at <stage> as configured (<who>)") or NULL. */

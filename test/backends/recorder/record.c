@@ -1,5 +1,6 @@
 /* Appending event lines to the record file. Any thread: O_APPEND writes of
  * one line are atomic with respect to each other. */
+#define _GNU_SOURCE
 #include "test/backends/recorder/record.h"
 
 #include <errno.h>
@@ -8,11 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backends/common/error.h"
 
-#define LINE_MAX_LEN 1024
+/* Room for an execute_start line naming many long request ids. */
+#define LINE_MAX_LEN 4096
+
+long rec_tid(void) { return (long)syscall(SYS_gettid); }
 
 char *rec_path_resolve(const char *value) {
   if (value == NULL) return NULL;

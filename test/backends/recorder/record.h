@@ -9,6 +9,9 @@
  * current directory. Malloc'd (caller frees); NULL when value is NULL. */
 char *rec_path_resolve(const char *value);
 
+/** The calling thread's Linux thread id, the `tid=` of every line. */
+long rec_tid(void);
+
 /** Appends the formatted text plus '\n' to `path` (created if missing). A
  * NULL path records nothing. Failures go to the server log. */
 void rec_append(const char *path, const char *fmt, ...)

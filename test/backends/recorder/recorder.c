@@ -1,18 +1,18 @@
 /* The recorder test backend: records every lifecycle entry point call as a
- * line in a file, fails at a configured stage and sleeps where told, and
+ * line in a file, fails at a configured stage and sleeps where told
+ * (answering at once the requests cancelled while Execute sleeps), and
  * otherwise answers like identity (OUTPUT<x> = INPUT<x>). Server tests use
- * it to check lifecycle order, failure paths and concurrency; README.md
- * lists the settings and the line format. Entry points run on the server's
- * loading threads and on each instance's execute thread; the backend state
- * is shared by all models, so its mutable part sits behind a mutex. */
+ * it to check lifecycle order, failure paths, batching, cancellation and
+ * concurrency; README.md lists the settings and the line format. Entry
+ * points run on the server's loading threads and on each instance's execute
+ * thread; the backend state is shared by all models, so its mutable part
+ * sits behind a mutex. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "backends/common/clock.h"
 #include "backends/common/config_fetch.h"
@@ -21,6 +21,7 @@
 #include "backends/common/export.h"
 #include "backends/common/passthrough.h"
 #include "backends/common/simple_backend.h"
+#include "test/backends/recorder/batch.h"
 #include "test/backends/recorder/plan.h"
 #include "test/backends/recorder/record.h"
 
@@ -43,9 +44,8 @@ typedef struct {
 typedef struct {
   rec_model_t *model;
   char name[128];
+  char who[320]; /* "model=m version=1 instance=i", for execute's lines */
 } rec_instance_t;
-
-static long tid(void) { return (long)syscall(SYS_gettid); }
 
 static const char *param_lookup(const void *cfg, const char *key) {
   return bk_model_config_param(cfg, key);
@@ -110,7 +110,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *ba
   TRITONSERVER_Error *err = read_backend_config(backend, b);
   if (err == NULL) {
     snprintf(b->pending, sizeof b->pending, "initialize backend=%s tid=%ld%s", b->name,
-             tid(), b->plan.fail_at == REC_INITIALIZE ? " fail=1" : "");
+             rec_tid(), b->plan.fail_at == REC_INITIALIZE ? " fail=1" : "");
     if (b->path != NULL) {
       rec_append(b->path, "%s", b->pending);
       b->pending[0] = '\0';
@@ -127,7 +127,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *back
   BK_RETURN_IF_ERROR(TRITONBACKEND_BackendState(backend, &vb));
   rec_backend_t *b = vb;
   if (b == NULL) return NULL;
-  rec_append(b->path, "finalize backend=%s tid=%ld%s", b->name, tid(),
+  rec_append(b->path, "finalize backend=%s tid=%ld%s", b->name, rec_tid(),
              b->plan.fail_at == REC_FINALIZE ? " fail=1" : "");
   TRITONSERVER_Error *err = rec_plan_enter(&b->plan, REC_FINALIZE, "backend");
   backend_free(b);
@@ -176,7 +176,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model 
   if (err == NULL) {
     rec_backend_t *b = backend_of(model);
     if (b != NULL) backend_adopt_path(b, m->path);
-    rec_append(m->path, "model_initialize %s tid=%ld%s", m->who, tid(),
+    rec_append(m->path, "model_initialize %s tid=%ld%s", m->who, rec_tid(),
                m->plan.fail_at == REC_MODEL_INITIALIZE ? " fail=1" : "");
     err = rec_plan_enter(&m->plan, REC_MODEL_INITIALIZE, m->who);
   }
@@ -190,7 +190,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model *m
   BK_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &vm));
   rec_model_t *m = vm;
   if (m == NULL) return NULL;
-  rec_append(m->path, "model_finalize %s tid=%ld%s", m->who, tid(),
+  rec_append(m->path, "model_finalize %s tid=%ld%s", m->who, rec_tid(),
              m->plan.fail_at == REC_MODEL_FINALIZE ? " fail=1" : "");
   TRITONSERVER_Error *err = rec_plan_enter(&m->plan, REC_MODEL_FINALIZE, m->who);
   model_free(m); /* freed even when failing: the server will not call again */
@@ -214,6 +214,7 @@ static TRITONSERVER_Error *instance_read(TRITONBACKEND_ModelInstance *instance,
   if (vm == NULL) return bk_error(TRITONSERVER_ERROR_INTERNAL, "model has no state");
   in->model = vm;
   snprintf(in->name, sizeof in->name, "%s", name);
+  snprintf(in->who, sizeof in->who, "%s instance=%s", in->model->who, in->name);
   snprintf(kind_dev, len, "kind=%s device=%" PRId32,
            TRITONSERVER_InstanceGroupKindString(kind), device);
   return NULL;
@@ -228,7 +229,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceInitialize(
   if (err == NULL) {
     rec_model_t *m = in->model;
     rec_append(m->path, "model_instance_initialize %s instance=%s %s tid=%ld%s", m->who,
-               in->name, kind_dev, tid(),
+               in->name, kind_dev, rec_tid(),
                m->plan.fail_at == REC_MODEL_INSTANCE_INITIALIZE ? " fail=1" : "");
     err = rec_plan_enter(&m->plan, REC_MODEL_INSTANCE_INITIALIZE, m->who);
   }
@@ -245,7 +246,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceFinalize(
   if (in == NULL) return NULL;
   rec_model_t *m = in->model;
   rec_append(m->path, "model_instance_finalize %s instance=%s tid=%ld%s", m->who,
-             in->name, tid(),
+             in->name, rec_tid(),
              m->plan.fail_at == REC_MODEL_INSTANCE_FINALIZE ? " fail=1" : "");
   TRITONSERVER_Error *err = rec_plan_enter(&m->plan, REC_MODEL_INSTANCE_FINALIZE, m->who);
   free(in);
@@ -254,34 +255,69 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceFinalize(
 
 /* ---- execute ------------------------------------------------------------- */
 
-/* Identity, after the per-request stage (delay, planned error response). */
+/* Identity, after the per-request stage (delay, planned error response).
+ * The batch size is INPUT0's, as on the execute_start line. */
 static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response,
                                    uint64_t *batch_size) {
   rec_model_t *m = ctx;
   BK_RETURN_IF_ERROR(rec_plan_enter(&m->plan, REC_REQUEST, m->who));
-  return bk_passthrough_respond(&m->cfg, request, response, batch_size);
+  BK_RETURN_IF_ERROR(bk_passthrough_respond(&m->cfg, request, response, batch_size));
+  *batch_size = rec_batch_request_size(request, m->cfg.max_batch_size);
+  return NULL;
+}
+
+/* Sleeps `ms` answering the requests cancelled meanwhile, then answers the
+ * rest. Works on a copy of the server's array, since cancelled requests
+ * leave it. */
+static void execute_batch(TRITONBACKEND_ModelInstance *instance, rec_instance_t *in,
+                          TRITONBACKEND_Request **requests, uint32_t count,
+                          uint64_t exec_start_ns, uint64_t ms) {
+  rec_model_t *m = in->model;
+  TRITONBACKEND_Request **live = calloc(count > 0 ? count : 1, sizeof *live);
+  if (live == NULL) { /* still owed an answer: do without cancellation */
+    BK_LOG(TRITONSERVER_LOG_ERROR, "recorder: out of memory; not polling cancellation");
+    rec_sleep_ms(ms);
+    bk_execute_each(instance, requests, count, respond, m);
+    return;
+  }
+  memcpy(live, requests, count * sizeof *live);
+  rec_batch_t batch = {instance, m->path, in->who, exec_start_ns};
+  uint32_t left = rec_batch_wait(&batch, live, count, ms);
+  bk_execute_each(instance, live, left, respond, m);
+  free(live);
 }
 
 /* execute_start / execute_end lines carry monotonic times and the thread,
- * so tests can see overlap between instances and the thread of each. */
+ * so tests can see overlap between instances and the thread of each;
+ * execute_start also shows how the server batched the requests. */
 BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance *instance, TRITONBACKEND_Request **requests,
     const uint32_t request_count) {
+  uint64_t exec_start = bk_now_ns();
   void *vin = NULL;
   BK_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceState(instance, &vin));
   rec_instance_t *in = vin;
   if (in == NULL) return bk_error(TRITONSERVER_ERROR_INTERNAL, "instance has no state");
   rec_model_t *m = in->model;
-  rec_append(m->path,
-             "execute_start %s instance=%s requests=%" PRIu32 " t_ns=%" PRIu64 " tid=%ld",
-             m->who, in->name, request_count, bk_now_ns(), tid());
-  /* A failing Execute leaves the requests to the server, untouched. */
-  TRITONSERVER_Error *err = rec_plan_enter(&m->plan, REC_EXECUTE, m->who);
-  if (err == NULL) bk_execute_each(instance, requests, request_count, respond, m);
-  rec_append(m->path,
-             "execute_end %s instance=%s requests=%" PRIu32 " t_ns=%" PRIu64 " tid=%ld%s",
-             m->who, in->name, request_count, bk_now_ns(), tid(),
+  char desc[REC_BATCH_DESC_MAX];
+  rec_batch_describe(requests, request_count, m->cfg.max_batch_size, desc, sizeof desc);
+  rec_append(m->path, "execute_start %s requests=%" PRIu32 " t_ns=%" PRIu64 " tid=%ld %s",
+             in->who, request_count, bk_now_ns(), rec_tid(), desc);
+  uint64_t input_ms =
+      m->plan.delay_from_input ? rec_batch_input_delay_ms(requests, request_count) : 0;
+  TRITONSERVER_Error *err = NULL;
+  if (m->plan.fail_at == REC_EXECUTE) {
+    /* A failing Execute leaves the requests to the server, untouched, so
+     * nothing is answered here, cancelled or not. */
+    rec_sleep_ms(input_ms);
+    err = rec_plan_enter(&m->plan, REC_EXECUTE, m->who);
+  } else {
+    execute_batch(instance, in, requests, request_count, exec_start,
+                  input_ms + m->plan.delay_ms[REC_EXECUTE]);
+  }
+  rec_append(m->path, "execute_end %s requests=%" PRIu32 " t_ns=%" PRIu64 " tid=%ld%s",
+             in->who, request_count, bk_now_ns(), rec_tid(),
              err != NULL ? " fail=1" : "");
   return err;
 }
