@@ -15,6 +15,7 @@
 #include "server/handoff.h"
 #include "server/health.h"
 #include "server/log.h"
+#include "server/stream_rpc.h"
 #include "server/tag.h"
 
 enum { CONTROL_SHUTDOWN_DONE = 1, CONTROL_STOP };
@@ -85,8 +86,11 @@ void *srv_frontend_method(const srv_frontend_t *fe, size_t rpc) {
 int srv_frontend_port(const srv_frontend_t *fe) { return fe->port; }
 
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
-  if (rpc < srv_rpc_count && srv_rpcs[rpc].serve == SRV_SERVE_HEALTH_WATCH)
+  srv_serve_t serve = rpc < srv_rpc_count ? srv_rpcs[rpc].serve : SRV_SERVE_UNARY;
+  if (serve == SRV_SERVE_HEALTH_WATCH)
     srv_health_watch_request(fe, rpc, cq);
+  else if (serve == SRV_SERVE_STREAM_INFER)
+    srv_stream_infer_request(fe, rpc, cq);
   else
     srv_call_request(fe, rpc, cq);
 }

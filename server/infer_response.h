@@ -8,6 +8,12 @@
 #include "server/core/model.h"
 #include "server/core/response.h"
 
+/** A reply to `request` of model m without outputs: model name and
+ *  version and the request's id. Built in arena a. */
+inference_ModelInferResponse *srv_infer_response_header(const srv_model_t *m,
+                                                        const TRITONBACKEND_Request *request,
+                                                        upb_Arena *a);
+
 /** The reply to `request` of model m carried by response r: model name and
  *  version, the request's id, the outputs the request asked for in the
  *  order the backend made them, and the response's parameters. Output

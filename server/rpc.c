@@ -29,7 +29,7 @@ const srv_rpc_t srv_rpcs[] = {
     {"ModelInfer", INFERENCE("ModelInfer"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_model_infer, 32},
     {"ModelStreamInfer", INFERENCE("ModelStreamInfer"), SRV_RPC_BIDI_STREAM,
-     SRV_SERVE_UNIMPLEMENTED, NULL, 1},
+     SRV_SERVE_STREAM_INFER, NULL, 2},
     {"ModelConfig", INFERENCE("ModelConfig"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_model_config, 2},
     {"ModelStatistics", INFERENCE("ModelStatistics"), SRV_RPC_UNARY, SRV_SERVE_UNARY,

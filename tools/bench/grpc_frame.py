@@ -1,0 +1,40 @@
+"""Writes a gRPC-framed ModelInferRequest (1-byte flag, 4-byte big-endian
+length, message) for h2load's -d. Usage:
+  grpc_frame.py STUBS_DIR simple OUT           INT32 [1,16] INPUT0/INPUT1
+  grpc_frame.py STUBS_DIR repeat N OUT         repeat_int32 with N elements"""
+
+import struct
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import numpy as np  # noqa: E402
+import grpc_service_pb2 as pb  # noqa: E402
+
+
+def tensor(req, name, dtype, arr):
+    t = req.inputs.add()
+    t.name, t.datatype = name, dtype
+    t.shape.extend(arr.shape)
+    req.raw_input_contents.append(arr.tobytes())
+
+
+def main():
+    kind = sys.argv[2]
+    if kind == "simple":
+        req = pb.ModelInferRequest(model_name="simple")
+        for name in ("INPUT0", "INPUT1"):
+            tensor(req, name, "INT32", np.arange(16, dtype=np.int32).reshape(1, 16))
+        out = sys.argv[3]
+    else:
+        n = int(sys.argv[3])
+        req = pb.ModelInferRequest(model_name="repeat_int32")
+        tensor(req, "IN", "INT32", np.arange(n, dtype=np.int32))
+        tensor(req, "DELAY", "UINT32", np.zeros(n, dtype=np.uint32))
+        tensor(req, "WAIT", "UINT32", np.zeros(1, dtype=np.uint32))
+        out = sys.argv[4]
+    body = req.SerializeToString()
+    with open(out, "wb") as f:
+        f.write(struct.pack(">BI", 0, len(body)) + body)
+
+
+main()
