@@ -164,6 +164,26 @@ class Batching(RecorderCase):
             self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
             self.assertIn("Request timeout expired", e.exception.details())
 
+    def test_policy_per_priority_level(self):
+        blocker = self.send([request("priority_policy", "block")])
+        time.sleep(0.03)
+        high = self.send([request("priority_policy", "h%d" % i, priority=1)
+                          for i in range(2)])
+        low = self.send([request("priority_policy", "l%d" % i, priority=2)
+                         for i in range(3)])
+        outcomes = []
+        for f in high:
+            try:
+                f.result()
+                outcomes.append("ok")
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), grpc.StatusCode.UNAVAILABLE)
+                self.assertIn("Exceeds maximum queue size", e.details())
+                outcomes.append("full")
+        self.assertEqual(sorted(outcomes), ["full", "ok"])
+        for f in blocker + low:
+            f.result()
+
     def test_timeout_rejects_on_time(self):
         blocker = self.send([request("queue_reject", "block")])
         time.sleep(0.03)
@@ -216,3 +236,40 @@ class Batching(RecorderCase):
 
 if __name__ == "__main__":
     harness.main()
+
+
+class BadConfigs(unittest.TestCase):
+    """Invalid dynamic_batching settings fail that model's load, with the
+    reason in RepositoryIndex; the server serves the others."""
+
+    CONFIGS = {
+        "too_big": ("dynamic_batching { preferred_batch_size: [ 4, 16 ] }",
+                    "preferred size 16 exceeds max_batch_size 8"),
+        "not_positive": ("dynamic_batching { preferred_batch_size: [ 0 ] }",
+                         "preferred size 0 must be positive"),
+        "bad_default": ("dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
+                        "default_priority_level 3 must be in [1, priority_levels 2]"),
+        "no_levels": ("dynamic_batching { default_priority_level: 1 }",
+                      "default_priority_level 1 needs priority_levels"),
+        "bad_level": ("dynamic_batching { priority_levels: 2 default_priority_level: 1 "
+                      "priority_queue_policy { key: 5 value: { max_queue_size: 1 } } }",
+                      "priority_queue_policy for level 5, outside [1, priority_levels 2]"),
+    }
+
+    def test_load_fails_with_reason(self):
+        repo = tempfile.mkdtemp(prefix="badrepo", dir=os.environ.get("TEST_TMPDIR"))
+        for name, (batching, _) in self.CONFIGS.items():
+            os.makedirs(os.path.join(repo, name, "1"))
+            with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+                f.write('backend: "recorder" max_batch_size: 8 '
+                        'input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ] '
+                        'output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ] '
+                        + batching)
+        server = Server("--exit-on-error=false", repo=repo, backends=harness.TEST_BACKENDS)
+        try:
+            index = server.inference().RepositoryIndex(pb.RepositoryIndexRequest())
+            reasons = {m.name: m.reason for m in index.models}
+            for name, (_, reason) in self.CONFIGS.items():
+                self.assertIn(reason, reasons[name], name)
+        finally:
+            server.stop()

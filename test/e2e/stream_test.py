@@ -401,6 +401,31 @@ class Stream(unittest.TestCase):
         self.wait_log(r"stream %s freed" % stream, since, 30)
         self.assert_serving()
 
+    def test_deadline_exceeded_while_queued(self):
+        """The first request holds the one instance (execute waits 1.5 s);
+        the second is still queued when the stream's deadline passes, so it
+        is dropped without running."""
+        before = self.success_count("repeat_int32")
+        fail_before = self.stub.ModelStatistics(pb.ModelStatisticsRequest(
+            name="repeat_int32")).model_stats[0].inference_stats.fail.count
+        since = len(self.server.text())
+        reqs, responses = self.open(timeout=0.5)
+        reqs.put(repeat_request([1], wait_ms=1500, rid="holder"))
+        reqs.put(repeat_request([2], rid="queued"))
+        with self.assertRaises(grpc.RpcError) as cm:
+            for _ in responses:
+                pass
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        reqs.gone.set()
+        stream, in_flight = self.cancelled_line(since)
+        self.assertEqual(in_flight, 2)
+        self.wait_log(r"stream %s freed" % stream, since, 30)
+        self.assertLessEqual(self.success_count("repeat_int32") - before, 1)
+        stats = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="repeat_int32"))
+        self.assertGreaterEqual(stats.model_stats[0].inference_stats.fail.count
+                                - fail_before, 1)
+        self.assert_serving()
+
 
 if __name__ == "__main__":
     harness.main()
