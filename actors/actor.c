@@ -79,14 +79,14 @@ void act_send_stop(act_actor_t *to, act_msg_t *msg) {
 /* The final message: everything needed afterwards is read first, because
  * the behaviour may free the actor (embedded) and nothing may touch it
  * after the behaviour returns except our free of a heap actor. */
-static act_turn_t deliver_stop(act_actor_t *a, act_msg_t *m) {
+static act_turn_t deliver_stop(act_actor_t *a, act_msg_t *m, act_actor_t *prev) {
   act_runtime_t *rt = a->rt;
   bool heap = (a->flags & ACT_ACTOR_HEAP) != 0;
   bool pinned = a->pin != NULL;
   assert(act_mailbox_is_drained(&a->mailbox) &&
          "a message was sent after the stop message");
   a->fn(a, m);
-  tls_self = NULL;
+  tls_self = prev;
   if (heap) free(a);
   /* A pinned thread reports its death itself, after marking itself
    * exited, so that quiesce-then-reap joins it. */
@@ -102,17 +102,19 @@ act_turn_t act_actor_turn(act_actor_t *a, unsigned batch) {
   const act_msg_t *newest = act_mailbox_newest(mb);
   act_behaviour_fn *fn = a->fn;
   unsigned handled = 0;
+  /* An inline turn may run inside another actor's behaviour (inline.h). */
+  act_actor_t *prev = tls_self;
   tls_self = a;
   while (handled < batch) {
     act_msg_t *m = act_mailbox_pop(mb);
     if (m == NULL) break;
     handled++;
-    if (ACT_UNLIKELY((m->flags & ACT_MSG_STOP) != 0)) return deliver_stop(a, m);
+    if (ACT_UNLIKELY((m->flags & ACT_MSG_STOP) != 0)) return deliver_stop(a, m, prev);
     bool last = (m == newest); /* compare before fn may free m */
     fn(a, m);
     if (last) break;
   }
-  tls_self = NULL;
+  tls_self = prev;
   if (act_mailbox_try_unschedule(mb)) return ACT_TURN_IDLE;
   return handled == 0 ? ACT_TURN_WAIT : ACT_TURN_MORE;
 }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "actors/actor.h"
@@ -41,6 +42,10 @@ typedef enum {
 /* Runs up to `batch` messages of a scheduled actor (stopping after the
  * newest message seen at the start). The scheduled actor's runner only. */
 act_turn_t act_actor_turn(act_actor_t *a, unsigned batch);
+
+/* Keeps `a` for this thread's inline run (inline.c) when one is open for
+ * scheduler s and has room; false: schedule it as usual. */
+bool act_inline_take(act_sched_t *s, act_actor_t *a);
 
 /* Timer thread (timer.c). start: NULL on failure. stop: joins it. */
 struct act_timers *act_timers_start(act_runtime_t *rt);

@@ -104,6 +104,8 @@ void act_sched_submit(act_sched_t *s, act_actor_t *a) {
     }
     overflow(w, a);
   } else {
+    /* A completion-queue or pinned thread in an inline run keeps it. */
+    if (act_inline_take(s, a)) return;
     act_inject_push(&s->inject, &a->link);
   }
   notify(s);

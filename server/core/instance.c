@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actors/inline.h"
 #include "server/api/error.h"
 #include "server/core/model.h"
 #include "server/log.h"
@@ -39,7 +40,9 @@ static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
         TRITONSERVER_ErrorDelete(err);
       }
       inst->batch_count = 0;
-      act_send(&m->actor, &inst->idle_msg);
+      /* The scheduler's turn runs here, so the next batch needs no worker
+       * (actors/inline.h); execute has returned, nothing here blocks. */
+      act_send_inline(&m->actor, &inst->idle_msg);
       return;
     }
     case INSTANCE_STOP:

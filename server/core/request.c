@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actors/inline.h"
 #include "server/api/error.h"
 #include "server/core/model.h"
 #include "server/log.h"
@@ -143,6 +144,6 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
   request->msg.kind = SRV_MSG_INFER_RELEASED;
-  act_send(request->state->owner, &request->msg);
+  act_send_inline(request->state->owner, &request->msg);
   return NULL;
 }
