@@ -1,0 +1,156 @@
+"""End to end: nereid-perf against the real server on examples/models, in
+every mode (unary-sync, unary-async, stream, decoupled, request rate), its
+CSV and JSON outputs, --input-data files, and errors: the server's errors
+are counted and shown, a missing model or a wrong mode stops the run.
+
+Run by test/e2e/run_py.sh (harness.py starts the server); nereid-perf is
+in the runfiles beside this file."""
+
+import csv
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import harness
+from harness import Server
+
+PERF = os.path.abspath("tools/perf/nereid-perf")
+TMP = os.environ.get("TEST_TMPDIR", tempfile.gettempdir())
+# Short windows; three of them per level (any three agree within 100%).
+QUICK = ["-p", "150", "-r", "3", "-s", "100"]
+
+
+class PerfTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(repo=harness.EXAMPLES)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def perf(self, *args, expect_rc=0):
+        """Runs nereid-perf with JSON and CSV outputs: (json, csv rows, stdout+stderr)."""
+        out = tempfile.mkdtemp(dir=TMP)
+        js, cs = os.path.join(out, "r.json"), os.path.join(out, "r.csv")
+        argv = [PERF, "-u", self.server.address, "--json", js, "-f", cs] + QUICK + list(args)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120 * harness.SLOW)
+        text = p.stdout.decode(errors="replace")
+        self.assertEqual(p.returncode, expect_rc, text)
+        if not os.path.exists(js):
+            return None, None, text
+        with open(js) as f:
+            doc = json.load(f)
+        with open(cs) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), len(doc["levels"]))
+        return doc, rows, text
+
+    def check_clean(self, doc, rows, levels):
+        self.assertEqual(len(doc["levels"]), levels)
+        for level, row in zip(doc["levels"], rows):
+            self.assertGreater(level["throughput_infer_per_sec"], 0, level)
+            self.assertEqual(level["errors"], 0, level)
+            self.assertEqual(level["error_messages"], [])
+            self.assertGreater(level["latency_us"]["p50"], 0)
+            self.assertLessEqual(level["latency_us"]["p50"], level["latency_us"]["p99"])
+            self.assertIsNotNone(level["server"], level)
+            self.assertGreater(level["server"]["inference_count"], 0)
+            self.assertGreater(float(row["Inferences/Second"]), 0)
+            self.assertEqual(row["Errors"], "0")
+
+    def test_unary_sync_sweep(self):
+        doc, rows, text = self.perf("-m", "simple", "--concurrency-range", "1:3:2")
+        self.check_clean(doc, rows, 2)
+        self.assertEqual([lv["concurrency"] for lv in doc["levels"]], [1, 3])
+        self.assertEqual(doc["levels"][1]["threads"], 3)  # a worker per client
+        self.assertEqual([r["Concurrency"] for r in rows], ["1", "3"])
+        self.assertIn("Concurrency 3", text)
+
+    def test_unary_async_inflight_per_connection(self):
+        doc, rows, _ = self.perf("-m", "simple", "--mode", "unary-async",
+                                 "--concurrency-range", "6", "--inflight", "2", "-b", "2")
+        self.check_clean(doc, rows, 1)
+        self.assertEqual(doc["levels"][0]["connections"], 3)
+        self.assertEqual(doc["batch_size"], 2)
+        # Every request carries two inferences.
+        server = doc["levels"][0]["server"]
+        self.assertGreaterEqual(server["inference_count"], 2 * server["execution_count"])
+
+    def test_stream(self):
+        doc, rows, _ = self.perf("-m", "simple", "--mode", "stream", "--concurrency-range", "8",
+                                 "--connections", "2", "--inflight", "4")
+        self.check_clean(doc, rows, 1)
+        self.assertEqual(doc["levels"][0]["streams"], 2)
+
+    def test_decoupled_counts_responses(self):
+        doc, rows, text = self.perf("-m", "repeat_int32", "--mode", "decoupled",
+                                    "--input-data", "zero", "--shape", "IN:4",
+                                    "--shape", "DELAY:4", "--concurrency-range", "2")
+        self.check_clean(doc, rows, 1)
+        level = doc["levels"][0]
+        # Four responses with outputs per request (the empty final is not one).
+        self.assertGreater(level["throughput_responses_per_sec"],
+                           3 * level["throughput_infer_per_sec"], level)
+        self.assertLess(level["throughput_responses_per_sec"],
+                        5 * level["throughput_infer_per_sec"], level)
+        self.assertIn("responses/s", text)
+
+    def test_request_rate(self):
+        doc, rows, text = self.perf("-m", "simple", "--mode", "unary-async",
+                                    "--request-rate", "300", "-p", "300")
+        self.check_clean(doc, rows, 1)
+        level = doc["levels"][0]
+        self.assertEqual(level["concurrency"], 0)
+        self.assertAlmostEqual(level["throughput_infer_per_sec"], 300, delta=60)
+        self.assertIn("send_late_avg_us", level)
+        self.assertIn("Request rate 300/s", text)
+        doc, rows, _ = self.perf("-m", "simple", "--mode", "stream", "--request-rate", "300",
+                                 "--request-distribution", "poisson", "-p", "300")
+        self.check_clean(doc, rows, 1)
+
+    def test_input_data_file(self):
+        path = os.path.join(TMP, "simple.json")
+        with open(path, "w") as f:
+            json.dump({"data": [{"INPUT0": list(range(16)), "INPUT1": {
+                "content": [[1] * 16], "shape": [16]}}]}, f)
+        doc, rows, _ = self.perf("-m", "simple", "--input-data", path)
+        self.check_clean(doc, rows, 1)
+
+    def test_server_errors_are_counted_and_shown(self):
+        doc, _, text = self.perf("-m", "simple", "--mode", "unary-async",
+                                 "--concurrency-range", "2", "--shape", "INPUT0:17",
+                                 expect_rc=2)
+        level = doc["levels"][0]
+        self.assertGreater(level["errors"], 0)
+        self.assertEqual(level["requests"], 0)
+        messages = level["error_messages"]
+        self.assertEqual(len(messages), 1, messages)
+        self.assertIn("INVALID_ARGUMENT", messages[0]["message"])
+        self.assertIn("INPUT0", messages[0]["message"])
+        self.assertEqual(messages[0]["count"], level["errors"])
+        self.assertIn("INPUT0", text)
+        # Over a stream, an error is a response's error_message.
+        doc, _, _ = self.perf("-m", "simple", "--mode", "stream", "--concurrency-range", "2",
+                              "--shape", "INPUT1:3", expect_rc=2)
+        level = doc["levels"][0]
+        self.assertGreater(level["errors"], 0)
+        self.assertIn("INPUT1", level["error_messages"][0]["message"])
+
+    def test_setup_errors_stop_the_run(self):
+        _, _, text = self.perf("-m", "nosuch", expect_rc=1)
+        self.assertIn("nosuch", text)
+        self.assertIn("ModelConfig: UNAVAILABLE", text)  # as Triton answers
+        _, _, text = self.perf("-m", "repeat_int32", expect_rc=1)
+        self.assertIn("--mode decoupled", text)
+        _, _, text = self.perf("-m", "repeat_int32", "--mode", "decoupled", expect_rc=1)
+        self.assertIn("--shape IN:", text)
+        _, _, text = self.perf("-m", "simple", "--bogus", expect_rc=1)
+        self.assertIn("--bogus", text)
+
+
+if __name__ == "__main__":
+    harness.main()
