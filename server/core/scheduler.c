@@ -14,8 +14,6 @@
 #include "server/log.h"
 #include "server/server.h"
 
-#define MODEL_OF(msg, field) ((srv_model_t *)((char *)(msg) - offsetof(srv_model_t, field)))
-
 /* ---- requests refused by the server ---- */
 
 void srv_request_fail(TRITONBACKEND_Request *r, TRITONSERVER_Error_Code code,
