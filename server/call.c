@@ -4,7 +4,6 @@
  * everything and waits for close -> DONE -> stop message -> freed. */
 #include "server/call.h"
 
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "server/handoff.h"
 #include "server/log.h"
+#include "server/message_bytes.h"
 #include "server/tag.h"
 #include "upb/decode.h"
 #include "upb/msg_internal.h"
@@ -197,31 +197,6 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st) {
   srv_status_free(st);
 }
 
-/* The request's bytes: the received slice itself when the message arrived
- * uncompressed in one piece (the common case), else one flattened copy. */
-static void request_bytes(srv_call_t *c, const char **data, size_t *len) {
-  grpc_byte_buffer *bb = c->request;
-  if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
-      bb->data.raw.slice_buffer.count == 1) {
-    /* By address: a small slice keeps its bytes inline in the struct, so a
-     * copy of it would hand out a pointer into this stack frame. */
-    const grpc_slice *s = &bb->data.raw.slice_buffer.slices[0];
-    *data = (const char *)GRPC_SLICE_START_PTR(*s);
-    *len = GRPC_SLICE_LENGTH(*s);
-    return;
-  }
-  grpc_byte_buffer_reader reader;
-  if (!grpc_byte_buffer_reader_init(&reader, bb)) {
-    *data = NULL; /* undecodable compression */
-    *len = 0;
-    return;
-  }
-  c->request_flat = grpc_byte_buffer_reader_readall(&reader);
-  grpc_byte_buffer_reader_destroy(&reader);
-  *data = (const char *)GRPC_SLICE_START_PTR(c->request_flat);
-  *len = GRPC_SLICE_LENGTH(c->request_flat);
-}
-
 static void call_serve(srv_call_t *c) {
   if (c->rpc == srv_rpc_count) {
     char *method = grpc_slice_to_c_string(c->details.method);
@@ -241,9 +216,8 @@ static void call_serve(srv_call_t *c) {
                                     "%s: the request message is missing", rpc->name));
     return;
   }
-  const char *data;
   size_t len;
-  request_bytes(c, &data, &len);
+  const char *data = srv_message_bytes(c->request, &c->request_flat, &len);
   if (data == NULL) {
     srv_call_fail(c,
                   srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,

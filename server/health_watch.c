@@ -2,7 +2,6 @@
  * one receive-close batch outstanding to learn when the client leaves, at
  * most one message send in flight, and sends only the latest status. */
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "server/handoff.h"
 #include "server/health_watch.h"
 #include "server/log.h"
+#include "server/message_bytes.h"
 
 static void watch_behaviour(act_actor_t *self, act_msg_t *msg);
 
@@ -131,14 +131,12 @@ static void watch_start(watch_t *w) {
 
   grpc_health_v1_HealthCheckRequest *req = NULL;
   if (w->request != NULL) {
-    grpc_byte_buffer_reader reader;
-    if (grpc_byte_buffer_reader_init(&reader, w->request)) {
-      grpc_slice s = grpc_byte_buffer_reader_readall(&reader);
-      grpc_byte_buffer_reader_destroy(&reader);
-      req = grpc_health_v1_HealthCheckRequest_parse((const char *)GRPC_SLICE_START_PTR(s),
-                                                    GRPC_SLICE_LENGTH(s), w->arena);
-      grpc_slice_unref(s);
-    }
+    grpc_slice flat = grpc_empty_slice();
+    size_t len;
+    const char *data = srv_message_bytes(w->request, &flat, &len);
+    /* Parsed without aliasing: the strings are copied into the arena. */
+    if (data != NULL) req = grpc_health_v1_HealthCheckRequest_parse(data, len, w->arena);
+    grpc_slice_unref(flat);
   }
   if (req == NULL) {
     watch_end(w, GRPC_STATUS_INVALID_ARGUMENT, "Health/Watch: malformed request message");

@@ -119,11 +119,8 @@ static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
     }
     case SRV_MSG_INFER_RELEASED:
       x->released = true;
-      /* Responses, flags and factories hold references on the state: if
-       * ours is the last, no answer can come any more. Acquire: pairs with
-       * their release decrements. */
-      if (!x->replied &&
-          atomic_load_explicit(&x->request->state->refs, memory_order_acquire) == 1) {
+      /* Ours is the last reference: no answer can come any more. */
+      if (!x->replied && srv_infer_state_only_held(x->request->state, 1)) {
         x->replied = true;
         srv_aggregate_free(&x->kept);
         srv_call_fail(call, srv_status_new(GRPC_STATUS_INTERNAL,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "server/grpc_code_name.h"
 #include "server/log.h"
 
 struct srv_status {
@@ -38,25 +39,6 @@ const char *srv_status_message(const srv_status_t *st) {
 void srv_status_free(srv_status_t *st) { free(st); }
 
 const char *srv_status_code_name(grpc_status_code code) {
-  static const char *const names[] = {
-      "OK",
-      "CANCELLED",
-      "UNKNOWN",
-      "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED",
-      "NOT_FOUND",
-      "ALREADY_EXISTS",
-      "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION",
-      "ABORTED",
-      "OUT_OF_RANGE",
-      "UNIMPLEMENTED",
-      "INTERNAL",
-      "UNAVAILABLE",
-      "DATA_LOSS",
-      "UNAUTHENTICATED",
-  };
-  if ((unsigned)code < sizeof names / sizeof names[0]) return names[code];
-  return "UNKNOWN";
+  const char *name = srv_grpc_code_name(code);
+  return name != NULL ? name : "UNKNOWN";
 }

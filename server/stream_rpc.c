@@ -29,7 +29,6 @@
  * its call closed, no batch is in flight and no record is left. */
 #include "server/stream_rpc.h"
 
-#include <grpc/byte_buffer_reader.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include "server/handoff.h"
 #include "server/infer_request.h"
 #include "server/log.h"
+#include "server/message_bytes.h"
 #include "server/model_lookup.h"
 #include "server/stream_response.h"
 #include "server/stream_writes.h"
@@ -156,26 +156,6 @@ static void req_free(stream_req_t *q) {
   upb_Arena_Free(q->arena); /* q itself lives in it */
 }
 
-/* The message's bytes: the received slice itself when it came uncompressed
- * in one piece (the common case), else a flattened copy that the record
- * owns. NULL when it cannot be decompressed. */
-static const char *req_bytes(stream_req_t *q, size_t *len) {
-  grpc_byte_buffer *bb = q->bytes;
-  if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
-      bb->data.raw.slice_buffer.count == 1) {
-    /* By address: a small slice keeps its bytes inline in the struct. */
-    const grpc_slice *slice = &bb->data.raw.slice_buffer.slices[0];
-    *len = GRPC_SLICE_LENGTH(*slice);
-    return (const char *)GRPC_SLICE_START_PTR(*slice);
-  }
-  grpc_byte_buffer_reader reader;
-  if (!grpc_byte_buffer_reader_init(&reader, bb)) return NULL;
-  q->flat = grpc_byte_buffer_reader_readall(&reader);
-  grpc_byte_buffer_reader_destroy(&reader);
-  *len = GRPC_SLICE_LENGTH(q->flat);
-  return (const char *)GRPC_SLICE_START_PTR(q->flat);
-}
-
 static stream_req_t *req_new(grpc_byte_buffer *bytes) {
   upb_Arena *arena = upb_Arena_New();
   if (arena == NULL) SRV_FATAL("out of memory");
@@ -269,7 +249,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   stream_req_t *q = req_new(bytes);
   upb_StringView no_id = {.data = "", .size = 0};
   size_t len = 0;
-  const char *data = req_bytes(q, &len);
+  const char *data = srv_message_bytes(q->bytes, &q->flat, &len);
   inference_ModelInferRequest *req = inference_ModelInferRequest_new(q->arena);
   if (req == NULL) SRV_FATAL("out of memory");
   /* Aliasing: the record keeps the bytes as long as the request. */
@@ -390,7 +370,7 @@ static void on_response(stream_t *s, TRITONBACKEND_Response *r) {
     return;
   }
   const srv_model_t *m = q->state->model;
-  bool final = !m->decoupled || (r->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
+  bool final = srv_response_final(m->decoupled, r->flags);
   if (!s->mute) write_push(s, srv_stream_response_encode(m, q->request, r, final));
   srv_response_free(r);
   q->final_done = final;
@@ -413,11 +393,8 @@ static void on_final_flags(stream_t *s, srv_final_msg_t *fm) {
 static void on_released(stream_t *s, TRITONBACKEND_Request *r) {
   stream_req_t *q = r->state->owner_data;
   q->released = true;
-  /* Responses, flags and factories hold references on the state: when only
-   * the request's and ours are left, no final can come any more. Acquire:
-   * pairs with their release decrements. */
-  if (!q->final_done &&
-      atomic_load_explicit(&q->state->refs, memory_order_acquire) == 2) {
+  /* Only the request's reference and ours left: no final can come. */
+  if (!q->final_done && srv_infer_state_only_held(q->state, 2)) {
     char why[256];
     snprintf(why, sizeof why,
              "model '%s' released request '%s' without sending its final response",

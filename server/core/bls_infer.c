@@ -149,9 +149,9 @@ static void on_response(flight_t *f, TRITONBACKEND_Response *r) {
     srv_response_free(r);
     return;
   }
-  /* A model that is not decoupled answers once: that answer is the last. */
-  uint32_t flags = r->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL;
-  if (!f->decoupled) flags = TRITONSERVER_RESPONSE_COMPLETE_FINAL;
+  uint32_t flags = srv_response_final(f->decoupled, r->flags)
+                       ? TRITONSERVER_RESPONSE_COMPLETE_FINAL
+                       : 0;
   TRITONSERVER_InferenceResponse *resp = srv_bls_response_make(&f->origin, r);
   srv_response_free(r);
   deliver(f, resp, flags);
@@ -176,10 +176,8 @@ static void on_flags(flight_t *f, uint32_t flags) {
  * (on_check), after the user's release callback. */
 static void on_release(act_actor_t *self, flight_t *f) {
   f->released = true;
-  /* Acquire: pairs with the unrefs that brought it to 1, and so with the
-   * sends their holders made before them. */
-  uint32_t refs = atomic_load_explicit(&f->request.state->refs, memory_order_acquire);
-  if (!f->final_sent && refs == 1) act_send(self, &f->check_msg);
+  if (!f->final_sent && srv_infer_state_only_held(f->request.state, 1))
+    act_send(self, &f->check_msg);
   if (f->release_fn != NULL)
     f->release_fn(f->user_request, TRITONSERVER_REQUEST_RELEASE_ALL, f->release_userp);
 }

@@ -10,12 +10,11 @@ static srv_infer_state_t *state_of(act_msg_t *msg) {
   return ((srv_final_msg_t *)msg)->state;
 }
 
-/* A model that is not decoupled answers once, so its response is final. */
 static bool is_final(const srv_model_t *m, act_msg_t *msg) {
   uint32_t flags = msg->kind == SRV_MSG_INFER_RESPONSE
                        ? ((TRITONBACKEND_Response *)msg)->flags
                        : ((srv_final_msg_t *)msg)->flags;
-  return !m->decoupled || (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
+  return srv_response_final(m->decoupled, flags);
 }
 
 void srv_reorder_route(srv_infer_state_t *s, act_msg_t *msg) {

@@ -45,6 +45,14 @@ typedef struct srv_infer_state {
 } srv_infer_state_t;
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner);
+
+/** Whether the `held` references of the caller are all that is left on s.
+ *  Responses and final-flags messages in flight and response factories
+ *  each hold one, so then no answer to the request can come any more.
+ *  Acquire: pairs with their release decrements. Any thread. */
+static inline bool srv_infer_state_only_held(srv_infer_state_t *s, uint32_t held) {
+  return atomic_load_explicit(&s->refs, memory_order_acquire) == held;
+}
 void srv_infer_state_ref(srv_infer_state_t *s);
 void srv_infer_state_unref(srv_infer_state_t *s);
 

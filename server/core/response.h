@@ -42,6 +42,12 @@ struct TRITONBACKEND_ResponseFactory {
   srv_infer_state_t *state;
 };
 
+/** Whether a response (or a final-flags message) with these flags is its
+ *  request's last: a model that is not decoupled answers exactly once. */
+static inline bool srv_response_final(bool decoupled, uint32_t flags) {
+  return !decoupled || (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
+}
+
 /** Frees a response the owner received (or one never sent). Any thread. */
 void srv_response_free(TRITONBACKEND_Response *response);
 

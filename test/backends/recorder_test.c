@@ -40,6 +40,16 @@ static const char *record_path(const char *name) {
   return path;
 }
 
+/* Loads a recorder model (max_batch_size `max_batch`) whose record file is
+ * record_path(file), which *path receives. */
+static bool load_recording(mock_loaded_t *m, const char *file, int max_batch,
+                           const char **path) {
+  *path = record_path(file);
+  char params[512];
+  snprintf(params, sizeof params, "\"record_file\":{\"string_value\":\"%s\"}", *path);
+  return bt_load(m, LIB_RECORDER, "recorder", "rec", config_batching(max_batch, params));
+}
+
 static bool run_one(mock_loaded_t *m, mock_call_t *call) {
   int32_t data[3] = {1, 2, 3};
   int64_t shape[2] = {1, 3};
@@ -67,11 +77,9 @@ static bool has_events(const char *text, const char *const *events, size_t count
 }
 
 static void records_the_whole_lifecycle(void) {
-  const char *path = record_path("lifecycle.log");
-  char params[512];
-  snprintf(params, sizeof params, "\"record_file\":{\"string_value\":\"%s\"}", path);
   mock_loaded_t m;
-  REQUIRE(bt_load(&m, LIB_RECORDER, "recorder", "rec", config(params)));
+  const char *path;
+  REQUIRE(load_recording(&m, "lifecycle.log", 4, &path));
   mock_call_t *call = mock_call_new();
   CHECK(run_one(&m, call));
   mock_sent_t s = mock_call_sent(call, 0);
@@ -271,11 +279,9 @@ static bool answered_with(mock_call_t *call, const int32_t *data, size_t count) 
 /* execute_start ends with the batch's total batch size (leading dims of
  * INPUT0) and the request ids in Execute's order, "-" for an empty one. */
 static void execute_start_names_batch_and_ids(void) {
-  const char *path = record_path("batch.log");
-  char params[512];
-  snprintf(params, sizeof params, "\"record_file\":{\"string_value\":\"%s\"}", path);
   mock_loaded_t m;
-  REQUIRE(bt_load(&m, LIB_RECORDER, "recorder", "rec", config(params)));
+  const char *path;
+  REQUIRE(load_recording(&m, "batch.log", 4, &path));
   static const int32_t two[6] = {1, 2, 3, 4, 5, 6}, one[3] = {7, 8, 9}, single[1] = {10};
   const int64_t s23[2] = {2, 3}, s13[2] = {1, 3}, s11[2] = {1, 1};
   mock_call_t *calls[3] = {mock_call_new(), mock_call_new(), mock_call_new()};
@@ -309,11 +315,9 @@ static void execute_start_names_batch_and_ids(void) {
 /* Without batching (max_batch_size 0) each request counts 1, whatever its
  * shape. */
 static void unbatched_requests_count_one(void) {
-  const char *path = record_path("unbatched.log");
-  char params[512];
-  snprintf(params, sizeof params, "\"record_file\":{\"string_value\":\"%s\"}", path);
   mock_loaded_t m;
-  REQUIRE(bt_load(&m, LIB_RECORDER, "recorder", "rec", config_batching(0, params)));
+  const char *path;
+  REQUIRE(load_recording(&m, "unbatched.log", 0, &path));
   static const int32_t data[3] = {1, 2, 3};
   const int64_t shape[1] = {3};
   mock_call_t *calls[2] = {mock_call_new(), mock_call_new()};

@@ -13,18 +13,8 @@ import grpc
 import numpy as np
 
 import harness
-from harness import Server
+from harness import Server, int32_request
 import grpc_service_pb2 as pb
-
-
-def int32_request(model, name, values):
-    arr = np.asarray(values, dtype=np.int32).reshape(1, -1)
-    req = pb.ModelInferRequest(model_name=model)
-    t = req.inputs.add()
-    t.name, t.datatype = name, "INT32"
-    t.shape.extend(arr.shape)
-    req.raw_input_contents.append(arr.tobytes())
-    return req
 
 
 def records(path):
@@ -60,25 +50,25 @@ class Lifecycle(unittest.TestCase):
         self.assertFalse(self.stub.ServerReady(pb.ServerReadyRequest()).ready)
         self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest()).live)
         with self.assertRaises(grpc.RpcError) as cm:
-            self.stub.ModelInfer(int32_request("recorder_fail_model_init", "INPUT0", [1]))
+            self.stub.ModelInfer(int32_request("recorder_fail_model_init", [1]))
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
         self.assertIn("failing at model_initialize", cm.exception.details())
 
     def test_recorder_answers(self):
-        r = self.stub.ModelInfer(int32_request("recorder", "INPUT0", [4, 5, 6]))
+        r = self.stub.ModelInfer(int32_request("recorder", [4, 5, 6]))
         np.testing.assert_array_equal(
             np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [4, 5, 6])
 
     def test_execute_error_answered_by_server(self):
         for model in ("recorder_fail_execute", "recorder_fail_request"):
             with self.assertRaises(grpc.RpcError) as cm:
-                self.stub.ModelInfer(int32_request(model, "INPUT0", [1]), timeout=30)
+                self.stub.ModelInfer(int32_request(model, [1]), timeout=30)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.INTERNAL, model)
             self.assertIn("recorder: failing at", cm.exception.details())
         self.assertTrue(self.ready("recorder"))
 
     def test_cpp_backend(self):
-        r = self.stub.ModelInfer(int32_request("cpp_minimal", "IN0", [7, 8, 9, 10]))
+        r = self.stub.ModelInfer(int32_request("cpp_minimal", [7, 8, 9, 10], name="IN0"))
         np.testing.assert_array_equal(
             np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [7, 8, 9, 10])
 
@@ -89,7 +79,7 @@ class Lifecycle(unittest.TestCase):
 
         def call():
             try:
-                self.stub.ModelInfer(int32_request("recorder_slow", "INPUT0", [1]),
+                self.stub.ModelInfer(int32_request("recorder_slow", [1]),
                                      timeout=60)
             except grpc.RpcError as e:
                 errors.append(e.details())
@@ -147,7 +137,7 @@ class Lifecycle(unittest.TestCase):
             def call(seed):
                 a = np.arange(seed, seed + 16, dtype=np.int32).reshape(1, 16)
                 b = np.full((1, 16), seed % 7, dtype=np.int32)
-                req = int32_request("bls_simple", "INPUT0", a)
+                req = int32_request("bls_simple", a)
                 t = req.inputs.add()
                 t.name, t.datatype = "INPUT1", "INT32"
                 t.shape.extend(b.shape)

@@ -10,7 +10,6 @@ import time
 import unittest
 
 import grpc
-import numpy as np
 
 import harness
 from harness import Server
@@ -20,12 +19,7 @@ MODELS = os.path.abspath("test/e2e/batching_models")
 
 
 def request(model, rid, value=0, priority=None, timeout_us=None):
-    arr = np.asarray([[value]], dtype=np.int32)
-    req = pb.ModelInferRequest(model_name=model, id=rid)
-    t = req.inputs.add()
-    t.name, t.datatype = "INPUT0", "INT32"
-    t.shape.extend(arr.shape)
-    req.raw_input_contents.append(arr.tobytes())
+    req = harness.int32_request(model, [value], rid=rid)
     if priority is not None:
         req.parameters["priority"].uint64_param = priority
     if timeout_us is not None:

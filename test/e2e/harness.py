@@ -38,10 +38,43 @@ TEST_MODELS = os.path.abspath("test/backends/models")
 sys.path.insert(0, os.environ.get("NEREID_STUBS", "proto"))
 
 import grpc  # noqa: E402
+import numpy as np  # noqa: E402
 import grpc_service_pb2  # noqa: E402,F401
 import grpc_service_pb2_grpc  # noqa: E402
 import health_pb2  # noqa: E402,F401
 import health_pb2_grpc  # noqa: E402
+
+
+
+def infer_request(model, inputs, outputs=None, version="", rid="", params=None):
+    """A ModelInferRequest. inputs: (name, datatype, numpy array) tuples,
+    sent as raw contents; outputs: names to ask for (default: all); params:
+    name -> bool, int or str."""
+    req = grpc_service_pb2.ModelInferRequest(model_name=model, model_version=version,
+                                             id=rid)
+    for name, dtype, arr in inputs:
+        t = req.inputs.add()
+        t.name, t.datatype = name, dtype
+        t.shape.extend(arr.shape)
+        req.raw_input_contents.append(arr.tobytes())
+    for name in outputs or []:
+        req.outputs.add().name = name
+    for key, value in (params or {}).items():
+        p = req.parameters[key]
+        if isinstance(value, bool):
+            p.bool_param = value
+        elif isinstance(value, int):
+            p.int64_param = value
+        else:
+            p.string_param = value
+    return req
+
+
+def int32_request(model, values, name="INPUT0", rid=""):
+    """One INT32 input of shape [1, len(values)]."""
+    arr = np.asarray(values, dtype=np.int32).reshape(1, -1)
+    return infer_request(model, [(name, "INT32", arr)], rid=rid)
+
 
 STARTED = re.compile(rb"Started GRPCInferenceService at (\S+):(\d+)")
 # Sanitizer builds start and stop more slowly.

@@ -9,22 +9,8 @@ import grpc
 import numpy as np
 
 import harness
-from harness import Server
+from harness import Server, infer_request
 import grpc_service_pb2 as pb
-
-
-def infer_request(model, inputs, outputs=None, version="", rid=""):
-    """inputs: list of (name, datatype, numpy array) sent as raw contents."""
-    req = pb.ModelInferRequest(model_name=model, model_version=version, id=rid)
-    for name, dtype, arr in inputs:
-        t = req.inputs.add()
-        t.name = name
-        t.datatype = dtype
-        t.shape.extend(arr.shape)
-        req.raw_input_contents.append(arr.tobytes())
-    for name in outputs or []:
-        req.outputs.add().name = name
-    return req
 
 
 def bytes_tensor(values):

@@ -22,7 +22,7 @@ import grpc
 import numpy as np
 
 import harness
-from harness import Server
+from harness import Server, int32_request
 import grpc_service_pb2 as pb
 import grpc_service_pb2_grpc as pb_grpc
 
@@ -157,16 +157,6 @@ def simple_request(model="simple", batch=1, seed=0):
         t.shape.extend(arr.shape)
         req.raw_input_contents.append(arr.tobytes())
     return req, a + b, a - b
-
-
-def int32_request(model, values, name="INPUT0"):
-    arr = np.asarray(values, dtype=np.int32).reshape(1, -1)
-    req = pb.ModelInferRequest(model_name=model)
-    t = req.inputs.add()
-    t.name, t.datatype = name, "INT32"
-    t.shape.extend(arr.shape)
-    req.raw_input_contents.append(arr.tobytes())
-    return req
 
 
 def outputs(resp):

@@ -14,25 +14,11 @@ import grpc
 import numpy as np
 
 import harness
-from harness import Server
+from harness import Server, infer_request
 import grpc_service_pb2 as pb
 
 SLOW = harness.SLOW
 RPC_TIMEOUT = 120 * SLOW
-
-
-def infer_request(model, inputs, rid="", params=None):
-    """inputs: list of (name, datatype, numpy array) sent as raw contents."""
-    req = pb.ModelInferRequest(model_name=model, id=rid)
-    for name, dtype, arr in inputs:
-        t = req.inputs.add()
-        t.name = name
-        t.datatype = dtype
-        t.shape.extend(arr.shape)
-        req.raw_input_contents.append(arr.tobytes())
-    for key, value in (params or {}).items():
-        req.parameters[key].bool_param = value
-    return req
 
 
 def simple_request(rid, base=0):
@@ -386,20 +372,28 @@ class Stream(unittest.TestCase):
             t.join(RPC_TIMEOUT)
         self.assertEqual(errors, [])
 
-    def test_deadline_exceeded_while_executing(self):
+    def run_past_deadline(self, timeout, requests, in_flight):
+        """Sends requests on a stream whose deadline passes before they are
+        done: the client sees DEADLINE_EXCEEDED, the server cancels the
+        in_flight requests, frees the stream and keeps serving."""
         since = len(self.server.text())
-        reqs, responses = self.open(timeout=1.0)
-        # 4 s of responses: the 1 s deadline passes while they stream.
-        reqs.put(repeat_request(list(range(40)), delay_ms=100, rid="late"))
+        reqs, responses = self.open(timeout=timeout)
+        for req in requests:
+            reqs.put(req)
         with self.assertRaises(grpc.RpcError) as cm:
             for _ in responses:
                 pass
         self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
         reqs.gone.set()
-        stream, in_flight = self.cancelled_line(since)
-        self.assertEqual(in_flight, 1)
+        stream, cancelled = self.cancelled_line(since)
+        self.assertEqual(cancelled, in_flight)
         self.wait_log(r"stream %s freed" % stream, since, 30)
         self.assert_serving()
+
+    def test_deadline_exceeded_while_executing(self):
+        # 4 s of responses: the 1 s deadline passes while they stream.
+        self.run_past_deadline(1.0, [repeat_request(list(range(40)), delay_ms=100,
+                                                    rid="late")], 1)
 
     def test_deadline_exceeded_while_queued(self):
         """The first request holds the one instance (execute waits 1.5 s);
@@ -408,23 +402,12 @@ class Stream(unittest.TestCase):
         before = self.success_count("repeat_int32")
         fail_before = self.stub.ModelStatistics(pb.ModelStatisticsRequest(
             name="repeat_int32")).model_stats[0].inference_stats.fail.count
-        since = len(self.server.text())
-        reqs, responses = self.open(timeout=0.5)
-        reqs.put(repeat_request([1], wait_ms=1500, rid="holder"))
-        reqs.put(repeat_request([2], rid="queued"))
-        with self.assertRaises(grpc.RpcError) as cm:
-            for _ in responses:
-                pass
-        self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
-        reqs.gone.set()
-        stream, in_flight = self.cancelled_line(since)
-        self.assertEqual(in_flight, 2)
-        self.wait_log(r"stream %s freed" % stream, since, 30)
+        self.run_past_deadline(0.5, [repeat_request([1], wait_ms=1500, rid="holder"),
+                                     repeat_request([2], rid="queued")], 2)
         self.assertLessEqual(self.success_count("repeat_int32") - before, 1)
         stats = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="repeat_int32"))
         self.assertGreaterEqual(stats.model_stats[0].inference_stats.fail.count
                                 - fail_before, 1)
-        self.assert_serving()
 
 
 if __name__ == "__main__":

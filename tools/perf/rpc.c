@@ -7,6 +7,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/grpc_code_name.h"
+
+void perf_unary_ops(grpc_op ops[6], uint32_t initial_md_flags, grpc_byte_buffer *send,
+                    grpc_metadata_array *initial_md, grpc_byte_buffer **recv,
+                    grpc_metadata_array *trailing_md, grpc_status_code *status,
+                    grpc_slice *details) {
+  memset(ops, 0, 6 * sizeof *ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].flags = initial_md_flags;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  ops[1].data.send_message.send_message = send;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[3].data.recv_initial_metadata.recv_initial_metadata = initial_md;
+  ops[4].op = GRPC_OP_RECV_MESSAGE;
+  ops[4].data.recv_message.recv_message = recv;
+  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[5].data.recv_status_on_client.trailing_metadata = trailing_md;
+  ops[5].data.recv_status_on_client.status = status;
+  ops[5].data.recv_status_on_client.status_details = details;
+}
+
 grpc_channel *perf_channel_create(const char *target) {
   grpc_arg args[3];
   memset(args, 0, sizeof args);
@@ -48,20 +70,9 @@ static bool control_run(grpc_channel *ch, grpc_completion_queue *cq, const char 
       ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, grpc_slice_from_static_string(path), NULL,
       perf_deadline_in((int64_t)timeout_ms * 1000000), NULL);
   grpc_op ops[6];
-  memset(ops, 0, sizeof ops);
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY; /* the server may be starting */
-  ops[1].op = GRPC_OP_SEND_MESSAGE;
-  ops[1].data.send_message.send_message = c->send;
-  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-  ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial_md;
-  ops[4].op = GRPC_OP_RECV_MESSAGE;
-  ops[4].data.recv_message.recv_message = &c->recv;
-  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-  ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing_md;
-  ops[5].data.recv_status_on_client.status = &c->status;
-  ops[5].data.recv_status_on_client.status_details = &c->details;
+  /* Wait for ready: the server may be starting. */
+  perf_unary_ops(ops, GRPC_INITIAL_METADATA_WAIT_FOR_READY, c->send, &c->initial_md,
+                 &c->recv, &c->trailing_md, &c->status, &c->details);
   int tag;
   grpc_call_error e = grpc_call_start_batch(call, ops, 6, &tag, NULL);
   if (e != GRPC_CALL_OK) PERF_FATAL("control call batch refused (gRPC error %d)", (int)e);
@@ -123,25 +134,6 @@ grpc_slice perf_byte_buffer_flat(grpc_byte_buffer *bb) {
 }
 
 const char *perf_status_name(grpc_status_code code) {
-  static const char *const names[] = {
-      "OK",
-      "CANCELLED",
-      "UNKNOWN",
-      "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED",
-      "NOT_FOUND",
-      "ALREADY_EXISTS",
-      "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION",
-      "ABORTED",
-      "OUT_OF_RANGE",
-      "UNIMPLEMENTED",
-      "INTERNAL",
-      "UNAVAILABLE",
-      "DATA_LOSS",
-      "UNAUTHENTICATED",
-  };
-  if ((unsigned)code < sizeof names / sizeof names[0]) return names[code];
-  return "UNKNOWN_STATUS";
+  const char *name = srv_grpc_code_name(code);
+  return name != NULL ? name : "UNKNOWN_STATUS";
 }

@@ -35,4 +35,12 @@ grpc_slice perf_byte_buffer_flat(grpc_byte_buffer *bb);
 /** A deadline ns nanoseconds from now on gRPC's monotonic clock. */
 gpr_timespec perf_deadline_in(int64_t ns);
 
+/** Fills ops[0..5] for a unary call in one batch: send the initial
+ *  metadata (with initial_md_flags), `send` and the close; receive the
+ *  initial metadata, the reply and the status into the given places. */
+void perf_unary_ops(grpc_op ops[6], uint32_t initial_md_flags, grpc_byte_buffer *send,
+                    grpc_metadata_array *initial_md, grpc_byte_buffer **recv,
+                    grpc_metadata_array *trailing_md, grpc_status_code *status,
+                    grpc_slice *details);
+
 #endif

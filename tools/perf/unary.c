@@ -3,9 +3,9 @@
  * costs one completion-queue event. Worker thread only. */
 #include <grpc/support/time.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tools/perf/load_internal.h"
+#include "tools/perf/rpc.h"
 
 perf_unary_t *perf_unary_new(perf_worker_t *w, unsigned channel) {
   perf_unary_t *u = perf_calloc(1, sizeof *u);
@@ -30,19 +30,8 @@ void perf_unary_start(perf_unary_t *u, uint64_t start_ns) {
       l->channels[u->channel], NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
       l->infer_method[u->channel], gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
   grpc_op ops[6];
-  memset(ops, 0, sizeof ops);
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-  ops[1].op = GRPC_OP_SEND_MESSAGE;
-  ops[1].data.send_message.send_message = u->send;
-  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-  ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial_md;
-  ops[4].op = GRPC_OP_RECV_MESSAGE;
-  ops[4].data.recv_message.recv_message = &u->recv;
-  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-  ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing_md;
-  ops[5].data.recv_status_on_client.status = &u->status;
-  ops[5].data.recv_status_on_client.status_details = &u->details;
+  perf_unary_ops(ops, 0, u->send, &u->initial_md, &u->recv, &u->trailing_md, &u->status,
+                 &u->details);
   grpc_call_error e = grpc_call_start_batch(u->call, ops, 6, &u->tag, NULL);
   if (e != GRPC_CALL_OK) PERF_FATAL("ModelInfer batch refused (gRPC error %d)", (int)e);
   w->inflight++;
