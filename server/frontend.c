@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "actors/inline.h"
 #include "server/call.h"
@@ -87,6 +88,7 @@ void *srv_frontend_method(const srv_frontend_t *fe, size_t rpc) {
   return fe->methods[rpc];
 }
 int srv_frontend_port(const srv_frontend_t *fe) { return fe->port; }
+unsigned srv_frontend_cq_count(const srv_frontend_t *fe) { return fe->cq_count; }
 
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
   srv_serve_t serve = rpc < srv_rpc_count ? srv_rpcs[rpc].serve : SRV_SERVE_UNARY;
@@ -164,11 +166,22 @@ static void calls_request_all(srv_frontend_t *fe) {
   }
 }
 
+/* Fewer queues than cores by default: each queue's thread polls every
+ * connection, so more threads contend for the same transports (gRPC then
+ * hands the loser's work to its executor thread), and the cores are also
+ * needed by instance threads and the workers. On 2 cores, one queue served
+ * `simple` at 119-129k req/s, two at 91-106k (docs/perf.md). */
+static unsigned cq_count(const srv_options_t *opt) {
+  if (opt->grpc_threads > 0) return (unsigned)opt->grpc_threads;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores >= 4 ? (unsigned)(cores / 2) : 1;
+}
+
 srv_status_t *srv_frontend_start(srv_server_t *srv, srv_frontend_t **out) {
   srv_frontend_t *fe = calloc(1, sizeof *fe);
   if (fe == NULL) SRV_FATAL("out of memory");
   fe->srv = srv;
-  fe->cq_count = act_runtime_workers(srv->runtime);
+  fe->cq_count = cq_count(srv->options);
   fe->cqs = calloc(fe->cq_count, sizeof *fe->cqs);
   fe->cq_threads = calloc(fe->cq_count, sizeof *fe->cq_threads);
   if (fe->cqs == NULL || fe->cq_threads == NULL) SRV_FATAL("out of memory");

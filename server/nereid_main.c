@@ -98,8 +98,9 @@ int nereid_main(int argc, char **argv) {
   }
   atomic_store_explicit(&srv.state, SRV_STATE_READY, memory_order_release);
   srv_health_changed(srv.health);
-  SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers)", opt.grpc_address,
-           srv_frontend_port(srv.frontend), act_runtime_workers(srv.runtime));
+  SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers, %u gRPC threads)",
+           opt.grpc_address, srv_frontend_port(srv.frontend),
+           act_runtime_workers(srv.runtime), srv_frontend_cq_count(srv.frontend));
 
   int sig = 0;
   sigwait(&signals, &sig);

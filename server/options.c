@@ -72,6 +72,9 @@ static const flag_t flags[] = {
      "Port of the gRPC service (default 8001; 0 picks a free port)."},
     {"worker-threads", FLAG_INT, OPT(worker_threads), 0, 1024,
      "Actor worker threads (default 0: one per core)."},
+    {"grpc-threads", FLAG_INT, OPT(grpc_threads), 0, 1024,
+     "Completion queues of the gRPC frontend, one thread each (default 0: one per "
+     "two cores, at least one)."},
     {"log-verbose", FLAG_INT, OPT(log_verbose), 0, INT_MAX,
      "Verbose logging level; 0 turns it off (default 0)."},
     {"exit-timeout-secs", FLAG_INT, OPT(exit_timeout_secs), 0, INT_MAX,

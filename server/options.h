@@ -21,6 +21,7 @@ typedef struct {
   char *grpc_address;       /* --grpc-address, default 0.0.0.0 */
   int grpc_port;            /* --grpc-port, default 8001; 0 picks a free port */
   int worker_threads;       /* --worker-threads, default 0 = one per core */
+  int grpc_threads;         /* --grpc-threads, default 0 = one per two cores */
   int log_verbose;          /* --log-verbose */
   int exit_timeout_secs;    /* --exit-timeout-secs, default 30 */
   char *model_control_mode; /* --model-control-mode: none (default), explicit, poll */

@@ -34,6 +34,7 @@ static void both_value_forms_and_repeats(void) {
                   "9000",
                   "--log-verbose=2",
                   "--worker-threads=3",
+                  "--grpc-threads=2",
                   "--model-store=/c",
                   NULL};
   REQUIRE(parse(&opt, argv) == NULL);
@@ -44,6 +45,7 @@ static void both_value_forms_and_repeats(void) {
   CHECK_EQ_U64(opt.grpc_port, 9000);
   CHECK_EQ_U64(opt.log_verbose, 2);
   CHECK_EQ_U64(opt.worker_threads, 3);
+  CHECK_EQ_U64(opt.grpc_threads, 2);
   srv_options_free(&opt);
 }
 
