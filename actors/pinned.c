@@ -22,8 +22,8 @@ enum {
   /* How long the thread polls its mailbox before it sleeps. A sleeping
    * thread's wake costs the sender a futex call and the request the time
    * a halted vCPU takes to come back: on the 2-vCPU VM of docs/perf.md,
-   * ModelInfer at one in flight took 62-68 us with 5 us of polling and
-   * 35-36 us with 50 us. Under load the thread rarely sleeps at all. */
+   * ModelInfer at one in flight took 62-84 us with 5 us of polling and
+   * 34-40 us with 50 us. Under load the thread rarely sleeps at all. */
   PIN_SPIN_NS = 50000,
   PIN_SPIN_CHECK = 16, /* polls between two reads of the clock */
   WAIT_YIELD = 64,     /* WAIT turns in a row before yielding the core */

@@ -169,8 +169,9 @@ static void calls_request_all(srv_frontend_t *fe) {
 /* Fewer queues than cores by default: each queue's thread polls every
  * connection, so more threads contend for the same transports (gRPC then
  * hands the loser's work to its executor thread), and the cores are also
- * needed by instance threads and the workers. On 2 cores, one queue served
- * `simple` at 119-129k req/s, two at 91-106k (docs/perf.md). */
+ * needed by instance threads and the workers. On 2 cores, `simple` took
+ * 10.6-11.1 us of CPU per request with one queue and 14.5-14.9 us with two
+ * (docs/perf.md, "CPU per request, by thread"). */
 static unsigned cq_count(const srv_options_t *opt) {
   if (opt->grpc_threads > 0) return (unsigned)opt->grpc_threads;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
