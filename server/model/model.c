@@ -56,7 +56,12 @@ static srv_status_t *config_load(srv_model_t *m, const inference_ModelConfig *gi
     char *bytes = inference_ModelConfig_serialize(given, tmp, &len);
     m->config = bytes != NULL ? inference_ModelConfig_parse(bytes, len, m->arena) : NULL;
     upb_Arena_Free(tmp);
-    if (m->config == NULL) SRV_FATAL("out of memory");
+    /* Encoding or decoding can fail on content, not only on memory (a
+     * string that is not UTF-8 once was one): the model's load fails. */
+    if (m->config == NULL)
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "%s: the config could not be copied (encoded and decoded again)",
+                            source != NULL ? source : "config override");
   } else {
     m->config = cfg_model_config_read(path, m->arena, err, sizeof err);
     if (m->config == NULL) return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);

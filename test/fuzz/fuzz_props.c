@@ -75,21 +75,7 @@ static void json_check(const char *name, const char *json, size_t len) {
   upb_Arena_Free(a);
 }
 
-/* Two allocations that a config sizes without bound are known and reported
- * (docs/fuzzing.md, "Open findings"): the queue's priority levels (56
- * bytes each, every one written) and the statistics' table per batch size
- * (48 bytes per size up to max_batch_size). A config past these sizes would
- * only find them again, or make every run slow: skipped until they are
- * fixed. */
-static bool known_open_finding(const inference_ModelConfig *c) {
-  const inference_ModelDynamicBatching *db = inference_ModelConfig_dynamic_batching(c);
-  if (db != NULL && inference_ModelDynamicBatching_priority_levels(db) > (1u << 16))
-    return true;
-  return inference_ModelConfig_max_batch_size(c) > (1 << 20);
-}
-
 bool fuzz_model_config_check(const char *name, const inference_ModelConfig *config) {
-  if (known_open_finding(config)) return false;
   srv_model_t *m;
   srv_status_t *st = srv_model_bare_new(name, config, &m);
   if (st != NULL) {
