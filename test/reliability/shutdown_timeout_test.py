@@ -42,6 +42,20 @@ parameters [
   { key: "execute_delay_ms" value: { string_value: "60000" } }
 ]
 """
+# A recorder that sleeps per request without looking at cancellation: its
+# answer comes after the client has left.
+DEAF_RECORDER = """
+name: "deaf"
+backend: "recorder"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters [
+  { key: "record_file" value: { string_value: "deaf.log" } },
+  { key: "request_delay_ms" value: { string_value: "1500" } }
+]
+"""
 IDLE_RECORDER = """
 name: "idle"
 backend: "recorder"
@@ -75,8 +89,8 @@ class ShutdownTimeout(unittest.TestCase):
         with open(os.path.join(path, "config.pbtxt"), "w") as f:
             f.write(config)
 
-    def start(self):
-        self.server = Server("--exit-timeout-secs=%d" % EXIT_TIMEOUT,
+    def start(self, exit_timeout=EXIT_TIMEOUT):
+        self.server = Server("--exit-timeout-secs=%d" % exit_timeout,
                              "--backend-config=recorder,record_file=" +
                              os.path.join(self.records, "backend.log"),
                              repo=self.repo, backends=harness.combined_backends(),
@@ -90,11 +104,11 @@ class ShutdownTimeout(unittest.TestCase):
         with open(path) as f:
             return f.read()
 
-    def wait_for(self, cond, secs=10):
+    def wait_for(self, cond, secs=10, msg=None):
         end = time.monotonic() + secs * harness.SLOW
         while time.monotonic() < end and not cond():
             time.sleep(0.01)
-        self.assertTrue(cond())
+        self.assertTrue(cond(), msg() if msg else None)
 
     def terminate(self):
         """SIGTERM; (exit code, seconds to exit). A server that does not exit
@@ -167,6 +181,35 @@ class ShutdownTimeout(unittest.TestCase):
         self.assertIn("nereid exits with status 1", log)
         self.assertIn("model_finalize model=idle", self.record("idle.log"))
         self.assertIn("finalize backend=recorder", self.record("backend.log"))
+
+    def test_a_call_the_client_leaves_after_sigterm_still_gets_its_answer(self):
+        """Soak bug B1 (docs/soak.md): SIGTERM, then the client cancels (or
+        its deadline passes) while the backend still holds the request. gRPC
+        then counts the call as done, but its call actor owes the reply: the
+        completion queues must stay open until it is given, else gRPC aborts
+        the process (assertion grpc_cq_begin_op). Exit 0, within the exit
+        timeout."""
+        self.model("deaf", DEAF_RECORDER)
+        stub = self.start(exit_timeout=30)
+        request = harness.infer_request("deaf", [("INPUT0", "INT32", np.arange(4, dtype=np.int32).reshape(1, 4))])
+        cancelled = stub.ModelInfer.future(request, timeout=60)
+        late = stub.ModelInfer.future(request, timeout=0.6 * harness.SLOW)
+        self.wait_for(lambda: "execute_start" in self.record("deaf.log"), msg=self.server.text)
+        start = time.monotonic()
+        self.server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        cancelled.cancel()
+        try:
+            code = self.server.wait(30)
+        except Exception:
+            self.fail("nereid did not exit after SIGTERM:\n" + self.server.text())
+        log = self.server.text()
+        for needle in SANITIZER_REPORTS + ("assertion failed",):
+            self.assertNotIn(needle, log)
+        self.assertEqual(code, 0, log)
+        self.assertLess(time.monotonic() - start, 20, log)
+        self.assertIn("nereid stopped", log)
+        self.assertEqual(late.exception().code(), grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 if __name__ == "__main__":
