@@ -152,6 +152,7 @@ srv_status_t *srv_instances_create(srv_model_t *m) {
       char name[SRV_CONFIG_NAME_MAX + 16];
       snprintf(name, sizeof name, "%.*s_%d", (int)gname.size, gname.data, (int)k);
       srv_instance_t *inst = instance_new(m, name, group_kind(g[i]), 0);
+      inst->index = m->instance_count;
       m->instances[m->instance_count++] = inst;
       srv_status_t *st = instance_start(m, inst);
       if (st != NULL) return st; /* the caller stops and frees what started */

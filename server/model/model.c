@@ -19,6 +19,7 @@
 #include "server/model/config_json.h"
 #include "server/model/model_check.h"
 #include "server/sched/scheduler.h"
+#include "server/sched/sequence.h"
 #include "upb/json_decode.h"
 
 static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *name,
@@ -104,6 +105,7 @@ static void backend_model_fini(srv_model_t *m) {
 }
 
 static void model_release(srv_model_t *m) {
+  srv_seq_free(m);
   srv_instances_free(m);
   srv_batcher_free(m);
   srv_stats_free(&m->stats);
@@ -141,6 +143,11 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
                                             cfg_model_config_def(), &m->config_json_len);
   }
   st = srv_batcher_setup(m);
+  if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config)) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
+    st = srv_seq_setup(m, config_source != NULL ? config_source : path);
+  }
   if (st != NULL) {
     model_release(m);
     return st;
@@ -158,7 +165,9 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     load_undo(m, true);
     return st;
   }
-  act_actor_init(&m->actor, srv->runtime, srv_scheduler_behaviour, m);
+  if (m->seq != NULL) srv_seq_start(m);
+  act_actor_init(&m->actor, srv->runtime,
+                 m->seq != NULL ? srv_seq_behaviour : srv_scheduler_behaviour, m);
   atomic_init(&m->refs, 1);
   *out = m;
   return NULL;

@@ -64,6 +64,7 @@ struct TRITONBACKEND_Model {
   act_msg_t drained_msg; /* the repository's, to tell its actor */
   void *repo_record;     /* the repository's record of this model name */
   srv_batcher_t batcher; /* read-only once loaded */
+  struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
   act_actor_t actor;     /* the scheduler */
   act_msg_t stop_msg, stop_retry_msg, stopped_msg;
   sem_t stopped; /* posted by the scheduler when it handled stopped_msg */
@@ -90,6 +91,7 @@ struct TRITONBACKEND_Model {
 struct TRITONBACKEND_ModelInstance {
   act_actor_t actor; /* pinned: its thread runs the backend */
   srv_model_t *model;
+  uint32_t index; /* in model->instances */
   char *name;
   TRITONSERVER_InstanceGroupKind kind;
   int32_t device_id;

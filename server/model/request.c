@@ -65,18 +65,17 @@ TRITONSERVER_Error *TRITONBACKEND_RequestFlags(TRITONBACKEND_Request *request,
 
 TRITONSERVER_Error *TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request *request,
                                                     uint32_t *count) {
-  *count = request->input_count;
+  *count = request->input_count + request->extra_count;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestInputName(TRITONBACKEND_Request *request,
                                                    const uint32_t index,
                                                    const char **input_name) {
-  if (index >= request->input_count)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "input index %u out of range: request has %u inputs", index,
-                         request->input_count);
-  *input_name = request->inputs[index].name;
+  TRITONBACKEND_Input *input = NULL;
+  TRITONSERVER_Error *err = TRITONBACKEND_RequestInputByIndex(request, index, &input);
+  if (err != NULL) return err;
+  *input_name = input->name;
   return NULL;
 }
 
@@ -89,6 +88,12 @@ TRITONSERVER_Error *TRITONBACKEND_RequestInput(TRITONBACKEND_Request *request,
       return NULL;
     }
   }
+  for (uint32_t i = 0; i < request->extra_count; i++) {
+    if (strcmp(request->extra_inputs[i].name, name) == 0) {
+      *input = &request->extra_inputs[i];
+      return NULL;
+    }
+  }
   return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "unknown request input name '%s'",
                        name);
 }
@@ -96,12 +101,17 @@ TRITONSERVER_Error *TRITONBACKEND_RequestInput(TRITONBACKEND_Request *request,
 TRITONSERVER_Error *TRITONBACKEND_RequestInputByIndex(TRITONBACKEND_Request *request,
                                                       const uint32_t index,
                                                       TRITONBACKEND_Input **input) {
-  if (index >= request->input_count)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "input index %u out of range: request has %u inputs", index,
-                         request->input_count);
-  *input = &request->inputs[index];
-  return NULL;
+  if (index < request->input_count) {
+    *input = &request->inputs[index];
+    return NULL;
+  }
+  if (index - request->input_count < request->extra_count) {
+    *input = &request->extra_inputs[index - request->input_count];
+    return NULL;
+  }
+  return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                       "input index %u out of range: request has %u inputs", index,
+                       request->input_count + request->extra_count);
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request *request,
@@ -144,6 +154,7 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
   request->msg.kind = SRV_MSG_INFER_RELEASED;
-  act_send_inline(request->state->owner, &request->msg);
+  act_actor_t *to = request->release_to != NULL ? request->release_to : request->state->owner;
+  act_send_inline(to, &request->msg);
   return NULL;
 }

@@ -84,6 +84,20 @@ struct TRITONBACKEND_Request {
   uint32_t flags;                    /* TRITONSERVER_RequestFlag */
   struct TRITONBACKEND_Input *inputs;
   uint32_t input_count;
+  /* Inputs the server adds after the client's (sequence controls, implicit
+   * states): set by a sequence slot before it lends the request out, in
+   * memory the slot owns; backends see them after `inputs`. */
+  struct TRITONBACKEND_Input *extra_inputs;
+  uint32_t extra_count;
+  /* Who gets the request when released: the state's owner unless set (a
+   * sequence slot, which hands it on to the owner). */
+  act_actor_t *release_to;
+  /* The sequence scheduler's (sched/sequence.h): the slot that holds the
+   * request's sequence (set when routed), whether it went into a batch
+   * (set at dispatch, read by the slot once released), and whether it is
+   * a padding request the scheduler made. */
+  struct srv_seq_slot *seq_slot;
+  bool seq_dispatched, seq_padding;
   const char **outputs; /* requested outputs; all of the model's by default */
   uint32_t output_count;
   uint32_t batch_size; /* leading dimension, or 1 without batching */

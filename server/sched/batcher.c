@@ -184,8 +184,12 @@ static uint64_t wait_end(uint64_t oldest, uint64_t delay) {
 
 uint32_t srv_batcher_take(srv_model_t *m, srv_instance_t *inst, uint64_t now_ns,
                           uint64_t *wait_until_ns) {
+  return srv_batcher_take_from(m, &m->queue, inst, now_ns, wait_until_ns);
+}
+
+uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q, srv_instance_t *inst,
+                               uint64_t now_ns, uint64_t *wait_until_ns) {
   const srv_batcher_t *b = &m->batcher;
-  srv_queue_t *q = &m->queue;
   *wait_until_ns = 0;
   TRITONBACKEND_Request *first = srv_queue_first(q);
   if (first == NULL) return 0;

@@ -37,6 +37,12 @@ void srv_batcher_free(srv_model_t *m);
 uint32_t srv_batcher_take(srv_model_t *m, struct TRITONBACKEND_ModelInstance *inst,
                           uint64_t now_ns, uint64_t *wait_until_ns);
 
+/** srv_batcher_take from queue q instead of the model's (the sequence
+ *  batcher's oldest strategy keeps one per instance). */
+uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q,
+                               struct TRITONBACKEND_ModelInstance *inst, uint64_t now_ns,
+                               uint64_t *wait_until_ns);
+
 /** Sets up an instance's empty batch array. Loading thread. */
 void srv_batcher_room_init(srv_model_t *m, struct TRITONBACKEND_ModelInstance *inst);
 

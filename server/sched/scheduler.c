@@ -84,7 +84,7 @@ bool srv_model_input_ragged(const srv_model_t *m, const char *name) {
 /* One timer serves the earliest of the batching delay and the queue
  * timeouts. A timer that fired (or could not be cancelled) is on its way;
  * its arrival looks at everything again. */
-static void timer_want(srv_model_t *m, uint64_t at) {
+void srv_scheduler_timer_want(srv_model_t *m, uint64_t at) {
   if (at == 0 || m->timer_flying) return;
   if (m->timer_at != 0) {
     if (m->timer_at <= at) return;
@@ -122,7 +122,7 @@ static void dispatch(srv_model_t *m) {
   }
   uint64_t next = srv_queue_next_timeout(&m->queue);
   if (wait_until != 0 && (next == 0 || wait_until < next)) next = wait_until;
-  timer_want(m, next);
+  srv_scheduler_timer_want(m, next);
 }
 
 static void enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
@@ -182,9 +182,12 @@ static void fail_queued(srv_model_t *m) {
 /* The final step, once every instance is back and no timer message can
  * come: close the gate, and stop when no gated send is under way. */
 static void try_finish(srv_model_t *m) {
-  if (!m->stopping || m->idle_count != m->started_count || m->timer_flying ||
-      m->retry_sent)
-    return;
+  if (!m->stopping || m->idle_count != m->started_count) return;
+  srv_scheduler_close(m);
+}
+
+void srv_scheduler_close(srv_model_t *m) {
+  if (m->timer_flying || m->retry_sent) return;
   if (m->timer_at != 0) {
     if (!act_timer_cancel(m->server->runtime, &m->timer)) {
       m->timer_at = 0;

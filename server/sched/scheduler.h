@@ -10,4 +10,16 @@
  *  The model's actor only. */
 void srv_scheduler_behaviour(act_actor_t *self, act_msg_t *msg);
 
+typedef struct TRITONBACKEND_Model srv_model_t;
+
+/** Asks for the model's timer message (SRV_MODEL_TIMER) at `at` (0: none),
+ *  unless one is armed earlier or already on its way. The model actor. */
+void srv_scheduler_timer_want(srv_model_t *m, uint64_t at);
+
+/** The last step of a stop, once nothing of the model runs any more: the
+ *  timer is settled, the gate closes, the instances and the actor stop.
+ *  Returns early (to be called again) while a timer message or a gated
+ *  send is on its way. The model actor. */
+void srv_scheduler_close(srv_model_t *m);
+
 #endif
