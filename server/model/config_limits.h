@@ -35,9 +35,23 @@
  *  on the monotonic clock; this keeps now + delay far from overflowing. */
 #define SRV_CONFIG_MICROSECONDS_MAX (365ull * 24 * 3600 * 1000 * 1000)
 
-/** Checks every bound above on `config`. The status (INVALID_ARGUMENT)
- *  names the model, `source` (the config.pbtxt path, "config override"...),
- *  the field, its value and the limit. Time linear in the config's size. */
+/** Sequence slots of one model version with sequence_batching: instances
+ *  x slots per instance (max(1, max_batch_size), or
+ *  oldest.max_candidate_sequences). Each slot holds its sequence's state
+ *  buffers and queue. Checked by srv_seq_config_read (sched/), not by
+ *  srv_config_limits_check. */
+#define SRV_CONFIG_SEQUENCE_SLOTS_MAX 65536u
+
+/** Bytes of initial state data (sequence_batching.state.initial_state):
+ *  each data_file's size, each state's initial data, and all of a model
+ *  version's together; 1 GiB. Checked by srv_seq_config_read, before a
+ *  file is read. */
+#define SRV_CONFIG_INITIAL_STATE_MAX ((uint64_t)1 << 30)
+
+/** Checks the bounds above on `config`, all but the two of sequence
+ *  batching. The status (INVALID_ARGUMENT) names the model, `source` (the
+ *  config.pbtxt path, "config override"...), the field, its value and the
+ *  limit. Time linear in the config's size. */
 srv_status_t *srv_config_limits_check(const inference_ModelConfig *config,
                                       const char *model, const char *source);
 

@@ -43,12 +43,19 @@ typedef struct {
   TRITONSERVER_DataType datatype;
   const int64_t *dims; /* without the batch dimension; -1: variable */
   uint32_t dims_count;
-  bool same_buffer;   /* use_same_buffer_for_input_output */
-  bool growable;      /* use_growable_memory */
-  bool has_initial;   /* initial_state given; otherwise zeros of the dims */
+  bool same_buffer; /* use_same_buffer_for_input_output */
+  bool growable;    /* use_growable_memory */
+  /** initial_state given. Without it Triton hands the first request of a
+   *  sequence uninitialized memory (with 1 for each -1 dim); the scheduler
+   *  gives zeros of that shape instead (no stale bytes reach a backend). */
+  bool has_initial;
   int64_t *initial_dims;       /* initial_state dims (no -1) */
   uint32_t initial_dims_count; /* == dims_count */
-  void *initial_data;          /* initial_size bytes: zero_data or data_file */
+  /** initial_size bytes: zeros, or the data_file's first bytes (fixed-size
+   *  types: the dims' byte size; BYTES: its first elements of the dims,
+   *  each a 4-byte length and its bytes; zero_data BYTES: empty strings).
+   *  At most SRV_CONFIG_INITIAL_STATE_MAX bytes for all states together. */
+  void *initial_data;
   uint64_t initial_size;
 } srv_seq_state_config_t;
 
@@ -63,9 +70,12 @@ typedef struct {
   uint64_t idle_ns; /* max_sequence_idle_microseconds, 0 read as 1 s */
   /* direct */
   uint64_t direct_delay_ns;   /* direct.max_queue_delay_microseconds */
-  float min_slot_utilization; /* direct.minimum_slot_utilization */
+  float min_slot_utilization; /* direct.minimum_slot_utilization, in [0, 1] */
   /* oldest */
-  uint32_t *preferred; /* oldest.preferred_batch_size, ascending */
+  /** oldest.preferred_batch_size, ascending, each once, each in [1,
+   *  max_batch_size] (Triton's rule). Empty when none is given (Triton's
+   *  config normalization would list max_batch_size, if above 0). */
+  uint32_t *preferred;
   uint32_t preferred_count;
   uint64_t oldest_delay_ns; /* oldest.max_queue_delay_microseconds */
   bool preserve_ordering;   /* oldest.preserve_ordering */
