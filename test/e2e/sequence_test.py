@@ -1,0 +1,333 @@
+"""End to end: the sequence batcher (issue 16). Sequences over ModelInfer
+and ModelStreamInfer, interleaved and by the hundred, each step's result
+checked; implicit state that carries over steps and starts fresh; the
+backlog; idle reaping; every refusal; and, with the recorder backend, that
+the oldest strategy never puts two requests of one sequence in a batch and
+runs each sequence's steps in order."""
+
+import os
+import queue
+import re
+import shutil
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+from harness import Server, ServerTestCase, infer_request, stop_clean
+
+SLOW = harness.SLOW
+RPC_TIMEOUT = 60 * SLOW
+
+
+def seq_request(model, value, seq_id, start=False, end=False, rid="", batch=1):
+    params = {"sequence_id": seq_id}
+    if start:
+        params["sequence_start"] = True
+    if end:
+        params["sequence_end"] = True
+    arr = np.full((batch, 1), value, dtype=np.int32)
+    return infer_request(model, [("INPUT", "INT32", arr)], rid=rid, params=params)
+
+
+def out_value(resp):
+    for i, o in enumerate(resp.outputs):
+        if o.name == "OUTPUT":
+            return int(np.frombuffer(resp.raw_output_contents[i], dtype=np.int32)[0])
+    raise AssertionError("no OUTPUT in %s" % resp)
+
+
+def accumulate(values):
+    total, out = 0, []
+    for v in values:
+        total += v
+        out.append(total)
+    return out
+
+
+class Stream:
+    """One ModelStreamInfer stream: put() requests, responses() collects
+    them by request id."""
+
+    def __init__(self, stub):
+        self._q = queue.Queue()
+        self._it = stub.ModelStreamInfer(iter(self._q.get, None), timeout=RPC_TIMEOUT)
+
+    def put(self, req):
+        self._q.put(req)
+
+    def responses(self, count):
+        got = {}
+        for _ in range(count):
+            r = next(self._it)
+            if r.error_message:
+                got[r.infer_response.id] = r.error_message
+            else:
+                got[r.infer_response.id] = out_value(r.infer_response)
+        return got
+
+    def close(self):
+        self._q.put(None)
+
+
+class Sequences(ServerTestCase):
+    """On the example models (examples/models)."""
+
+    def infer(self, req):
+        return self.stub.ModelInfer(req, timeout=RPC_TIMEOUT)
+
+    def run_sequence(self, model, seq_id, values):
+        out = []
+        for i, v in enumerate(values):
+            resp = self.infer(seq_request(model, v, seq_id, start=i == 0,
+                                          end=i == len(values) - 1))
+            out.append(out_value(resp))
+        return out
+
+    def test_implicit_state_accumulates_and_starts_fresh(self):
+        self.assertEqual(self.run_sequence("simple_sequence_state", 1001, [1, 2, 3, 4]),
+                         [1, 3, 6, 10])
+        # The same ID again: a new sequence, a new state.
+        self.assertEqual(self.run_sequence("simple_sequence_state", 1001, [5, 5]), [5, 10])
+
+    def test_interleaved_sequences_keep_their_own_state(self):
+        m = "simple_sequence_state"
+        a, b = 2001, "two-thousand-two"
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, a, start=True))), 1)
+        self.assertEqual(out_value(self.infer(seq_request(m, 100, b, start=True))), 100)
+        self.assertEqual(out_value(self.infer(seq_request(m, 2, a))), 3)
+        self.assertEqual(out_value(self.infer(seq_request(m, 200, b))), 300)
+        self.assertEqual(out_value(self.infer(seq_request(m, 3, a, end=True))), 6)
+        self.assertEqual(out_value(self.infer(seq_request(m, 300, b, end=True))), 600)
+
+    def test_control_inputs_reach_the_backend(self):
+        # simple_dyna_sequence: OUTPUT = INPUT + START + (END ? CORRID : 0).
+        self.assertEqual(self.run_sequence("simple_dyna_sequence", 77, [10, 20, 30]),
+                         [11, 20, 107])
+        # simple_sequence (direct): OUTPUT = INPUT + START.
+        self.assertEqual(self.run_sequence("simple_sequence", 78, [10, 20, 30]),
+                         [11, 20, 30])
+
+    def test_hundreds_of_sequences_over_one_stream(self):
+        stream = Stream(self.stub)
+        n, steps = 300, 5
+        values = {s: [(s * 7 + k) % 50 for k in range(steps)] for s in range(n)}
+        for k in range(steps):  # interleaved: step k of every sequence
+            for s in range(n):
+                stream.put(seq_request("simple_sequence_state", values[s][k], 5000 + s,
+                                       start=k == 0, end=k == steps - 1,
+                                       rid="%d:%d" % (s, k)))
+        got = stream.responses(n * steps)
+        stream.close()
+        for s in range(n):
+            expect = accumulate(values[s])
+            self.assertEqual([got["%d:%d" % (s, k)] for k in range(steps)], expect,
+                             "sequence %d" % s)
+
+    def test_concurrent_unary_sequences(self):
+        errors = []
+
+        def client(s):
+            try:
+                vals = [s % 13 + k for k in range(6)]
+                got = self.run_sequence("simple_string_dyna_sequence", "c%d" % s, vals[:-1])
+                if got != accumulate(vals[:-1]):
+                    errors.append((s, got))
+                # no END: the sequence stays bound until reaped or restarted
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append((s, e))
+
+        threads = [threading.Thread(target=client, args=(s,)) for s in range(48)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def expect_error(self, req, code, text):
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.infer(req)
+        self.assertEqual(cm.exception.code(), code, cm.exception.details())
+        self.assertIn(text, cm.exception.details())
+
+    def test_refusals(self):
+        m = "simple_sequence_state"
+        no_id = infer_request(m, [("INPUT", "INT32", np.ones((1, 1), np.int32))])
+        self.expect_error(no_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "inference request to model 'simple_sequence_state' must "
+                          "specify a non-zero or non-empty correlation ID")
+        self.expect_error(seq_request(m, 1, 31337), grpc.StatusCode.INVALID_ARGUMENT,
+                          "inference request for sequence 31337 to model "
+                          "'simple_sequence_state' must specify the START flag on the "
+                          "first request of the sequence")
+        self.expect_error(seq_request(m, 1, 9, start=True, batch=2),
+                          grpc.StatusCode.INVALID_ARGUMENT,
+                          "must specify batch-size 1 due to requirements of sequence "
+                          "batcher")
+        self.expect_error(seq_request("simple_dyna_sequence", 1, "s", start=True),
+                          grpc.StatusCode.INVALID_ARGUMENT,
+                          "the correlation ID is a string, but the model's "
+                          "CONTROL_SEQUENCE_CORRID input 'CORRID' is UINT64")
+        self.expect_error(seq_request("simple_string_dyna_sequence", 1, 5, start=True),
+                          grpc.StatusCode.INVALID_ARGUMENT,
+                          "the correlation ID is an integer, but the model's "
+                          "CONTROL_SEQUENCE_CORRID input 'CORRID' is BYTES")
+
+    def test_start_again_restarts_the_sequence(self):
+        m = "simple_sequence_state"
+        self.assertEqual(out_value(self.infer(seq_request(m, 4, 606, start=True))), 4)
+        self.assertEqual(out_value(self.infer(seq_request(m, 4, 606))), 8)
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, start=True))), 1)
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, end=True))), 2)
+        self.assertIn("started again before it ended", self.server.text())
+
+
+# A direct model with one slot, and a 300 ms idle timeout.
+ONE_SLOT = """
+name: "one_slot"
+backend: "sequence"
+max_batch_size: 1
+sequence_batching {
+  max_sequence_idle_microseconds: %d
+  control_input [
+    { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+    { name: "READY" control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [ 0, 1 ] } ] }
+  ]
+  state [ { input_name: "INPUT_STATE" output_name: "OUTPUT_STATE" data_type: TYPE_INT32
+            dims: [ 1 ] initial_state: { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true
+            name: "zero" } } ]
+}
+input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+parameters [ { key: "sequence_mode" value: { string_value: "accumulate" } } ]
+instance_group [ { kind: KIND_CPU } ]
+"""
+IDLE_US = 300000
+
+
+class BacklogAndIdle(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        tmp = os.environ.get("TEST_TMPDIR")
+        cls.repo = tempfile.mkdtemp(prefix="repo", dir=tmp)
+        os.makedirs(os.path.join(cls.repo, "one_slot", "1"))
+        with open(os.path.join(cls.repo, "one_slot", "config.pbtxt"), "w") as f:
+            f.write(ONE_SLOT % int(IDLE_US * SLOW))
+        cls.server = Server("--log-verbose=1", repo=cls.repo)
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_clean(cls.server)
+        shutil.rmtree(cls.repo, ignore_errors=True)
+
+    def infer(self, req, timeout=RPC_TIMEOUT):
+        return self.stub.ModelInfer(req, timeout=timeout)
+
+    def test_backlog_waits_for_the_slot(self):
+        m = "one_slot"
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 71, start=True))), 1)
+        waiting = self.stub.ModelInfer.future(seq_request(m, 10, 72, start=True),
+                                              timeout=RPC_TIMEOUT)
+        time.sleep(0.05 * SLOW)
+        self.assertFalse(waiting.done(), "the second sequence ran without a slot")
+        self.assertEqual(out_value(self.infer(seq_request(m, 2, 71, end=True))), 3)
+        self.assertEqual(out_value(waiting.result()), 10)  # fresh state
+        self.assertEqual(out_value(self.infer(seq_request(m, 5, 72, end=True))), 15)
+
+    def test_an_idle_sequence_is_reaped(self):
+        m = "one_slot"
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 81, start=True))), 1)
+        time.sleep(3 * IDLE_US * SLOW / 1e6)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.infer(seq_request(m, 1, 81))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("must specify the START flag", cm.exception.details())
+        self.assertIn("idle for longer than max_sequence_idle_microseconds",
+                      cm.exception.details())
+        self.assertIn("sequence 81 idle for more than", self.server.text())
+        # The slot is free again.
+        self.assertEqual(out_value(self.infer(seq_request(m, 4, 82, start=True,
+                                                          end=True))), 4)
+
+
+# The recorder backend logs each batch's request ids: with oldest batching,
+# a batch holds at most one request of a sequence, and each sequence's
+# steps run in order.
+RECORDED = """
+name: "recorded"
+backend: "recorder"
+max_batch_size: 8
+sequence_batching {
+  oldest { max_candidate_sequences: 16 max_queue_delay_microseconds: 20000 }
+  control_input [
+    { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+    { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] }
+  ]
+}
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+instance_group [ { count: 2 kind: KIND_CPU } ]
+parameters [
+  { key: "record_file" value: { string_value: "recorded.log" } },
+  { key: "execute_delay_ms" value: { string_value: "2" } }
+]
+"""
+
+
+class OldestBatches(unittest.TestCase):
+
+    def test_one_request_per_sequence_per_batch_in_order(self):
+        tmp = os.environ.get("TEST_TMPDIR")
+        repo = tempfile.mkdtemp(prefix="repo", dir=tmp)
+        records = tempfile.mkdtemp(prefix="records", dir=tmp)
+        os.makedirs(os.path.join(repo, "recorded", "1"))
+        with open(os.path.join(repo, "recorded", "config.pbtxt"), "w") as f:
+            f.write(RECORDED)
+        server = Server(repo=repo, backends=harness.combined_backends(),
+                        env={"NEREID_RECORD_DIR": records})
+        try:
+            stub = server.inference()
+            stream = Stream(stub)
+            n, steps = 24, 6
+            for k in range(steps):
+                for s in range(n):
+                    arr = np.full((1, 1), s, dtype=np.int32)
+                    params = {"sequence_id": 100 + s}
+                    if k == 0:
+                        params["sequence_start"] = True
+                    if k == steps - 1:
+                        params["sequence_end"] = True
+                    stream.put(infer_request("recorded", [("INPUT0", "INT32", arr)],
+                                             rid="s%d-%d" % (s, k), params=params))
+            got = stream.responses(n * steps)
+            stream.close()
+            self.assertEqual(len(got), n * steps)
+            for rid, v in got.items():
+                self.assertIsInstance(v, int, "%s: %s" % (rid, v))
+            with open(os.path.join(records, "recorded.log")) as f:
+                log = f.read()
+        finally:
+            stop_clean(server)
+        batches = [line.split("ids=")[1].split(",")
+                   for line in log.splitlines() if line.startswith("execute_start")]
+        self.assertGreater(len(batches), 0)
+        self.assertTrue(any(len(b) > 1 for b in batches), "no batch formed: %s" % batches)
+        done = {}
+        for ids in batches:
+            seqs = [rid.split("-")[0] for rid in ids]
+            self.assertEqual(len(seqs), len(set(seqs)), "two of a sequence: %s" % ids)
+            for rid in ids:
+                s, k = rid.split("-")
+                self.assertEqual(done.get(s, -1) + 1, int(k), "out of order: %s" % rid)
+                done[s] = int(k)
+        self.assertEqual(sorted(done.values()), [steps - 1] * n)
+
+
+if __name__ == "__main__":
+    harness.main()
