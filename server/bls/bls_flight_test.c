@@ -1,8 +1,10 @@
 /* The flight (bls_infer.c) against backends that bend the rules: a stand-in
  * model actor plays the backend, answering in orders a real backend may
  * use (release before responses, flags after a factory's last response)
- * and one it must not (release without any answer). The main thread sends
- * requests and waits; the stand-in and the flights run on the workers. */
+ * and one it must not (release without any answer). It also checks that
+ * a request's sequence flags and correlation ID reach the backend. The
+ * main thread sends requests and waits; the stand-in and the flights run
+ * on the workers. */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -17,13 +19,36 @@
 #define OK(call) CHECK((call) == NULL)
 #define FINAL TRITONSERVER_RESPONSE_COMPLETE_FINAL
 
-enum { SILENT, LATE_ANSWERS, TWO_ANSWERS };
+enum { SILENT, LATE_ANSWERS, TWO_ANSWERS, SEQUENCE };
 
 static srv_server_t srv;
 static srv_model_t stand_in; /* no inputs, no outputs */
 static int mode;             /* how the stand-in answers; set before a request */
 static const char *no_outputs[1];
 static TRITONSERVER_ResponseAllocator *allocator;
+
+/* SEQUENCE: what the request carries, and what the backend saw of it (read
+ * by the main thread after the final response's semaphore). */
+static uint32_t sent_flags;
+static uint64_t sent_id;
+static const char *sent_id_string; /* NULL: sent_id is the ID */
+static uint32_t seen_flags;
+static uint64_t seen_id;
+static char seen_id_string[256];
+static bool seen_string;
+
+static void sequence_record(TRITONBACKEND_Request *req) {
+  OK(TRITONBACKEND_RequestFlags(req, &seen_flags));
+  const char *s = NULL;
+  TRITONSERVER_Error *err = TRITONBACKEND_RequestCorrelationIdString(req, &s);
+  seen_string = err == NULL;
+  if (err == NULL) {
+    snprintf(seen_id_string, sizeof seen_id_string, "%s", s);
+  } else {
+    TRITONSERVER_ErrorDelete(err);
+    OK(TRITONBACKEND_RequestCorrelationId(req, &seen_id));
+  }
+}
 
 static void send_response(TRITONBACKEND_Response *r, uint32_t flags) {
   TRITONSERVER_Error *err = TRITONBACKEND_ResponseSend(r, flags, NULL);
@@ -47,6 +72,12 @@ static void stand_in_behaviour(act_actor_t *self, act_msg_t *msg) {
       send_response(r, 0);
       OK(TRITONBACKEND_ResponseFactorySendFlags(factory, FINAL));
       OK(TRITONBACKEND_ResponseFactoryDelete(factory));
+      break;
+    case SEQUENCE: /* records what it sees, answers once */
+      sequence_record(req);
+      OK(TRITONBACKEND_ResponseNew(&r, req));
+      send_response(r, FINAL);
+      OK(TRITONBACKEND_RequestRelease(req, TRITONSERVER_REQUEST_RELEASE_ALL));
       break;
     case TWO_ANSWERS: /* not decoupled, yet two answers without FINAL */
       OK(TRITONBACKEND_ResponseNew(&r, req));
@@ -104,6 +135,13 @@ static bool run(int how, bool decoupled, call_t *c) {
   r->model = &stand_in;
   srv_model_ref(&stand_in); /* as TRITONSERVER_InferenceRequestNew takes one */
   r->id = strdup("odd");
+  if (how == SEQUENCE) {
+    OK(TRITONSERVER_InferenceRequestSetFlags(r, sent_flags));
+    if (sent_id_string != NULL)
+      OK(TRITONSERVER_InferenceRequestSetCorrelationIdString(r, sent_id_string));
+    else
+      OK(TRITONSERVER_InferenceRequestSetCorrelationId(r, sent_id));
+  }
   OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, c));
   OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, allocator, NULL, on_response,
                                                       c));
@@ -168,6 +206,37 @@ static void test_one_answer_when_not_decoupled(void) {
   call_free(&c);
 }
 
+/* The sequence fields a BLS request carries reach TRITONBACKEND_Request as
+ * they were set (bls_infer.c copies them into the flight's request). */
+static void test_sequence_fields_reach_backend(void) {
+  call_t c;
+  sent_flags = TRITONSERVER_REQUEST_FLAG_SEQUENCE_START;
+  sent_id = 0xFEEDFACECAFEull;
+  sent_id_string = NULL;
+  REQUIRE(run(SEQUENCE, false, &c));
+  CHECK_EQ_U64(seen_flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_START);
+  CHECK(!seen_string);
+  CHECK_EQ_U64(seen_id, 0xFEEDFACECAFEull);
+  REQUIRE(atomic_load(&c.responses) == 1);
+  CHECK(TRITONSERVER_InferenceResponseError(c.resp[0]) == NULL);
+  call_free(&c);
+  sent_flags =
+      TRITONSERVER_REQUEST_FLAG_SEQUENCE_START | TRITONSERVER_REQUEST_FLAG_SEQUENCE_END;
+  sent_id_string = "dialogue-9";
+  REQUIRE(run(SEQUENCE, false, &c));
+  CHECK_EQ_U64(seen_flags, sent_flags);
+  CHECK(seen_string);
+  CHECK_STREQ(seen_id_string, "dialogue-9");
+  call_free(&c);
+  sent_flags = TRITONSERVER_REQUEST_FLAG_SEQUENCE_END;
+  sent_id_string = NULL;
+  sent_id = 3;
+  REQUIRE(run(SEQUENCE, false, &c));
+  CHECK_EQ_U64(seen_flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_END);
+  CHECK_EQ_U64(seen_id, 3);
+  call_free(&c);
+}
+
 int main(void) {
   act_config_t config = {.workers = 2, .batch = 0};
   srv.runtime = act_runtime_new(&config);
@@ -183,6 +252,7 @@ int main(void) {
       UNIT_CASE(test_release_without_answer),
       UNIT_CASE(test_answers_after_release),
       UNIT_CASE(test_one_answer_when_not_decoupled),
+      UNIT_CASE(test_sequence_fields_reach_backend),
   };
   int rc = unit_run("bls_flight", cases, sizeof cases / sizeof cases[0]);
   act_send_stop(&stand_in.actor, &stand_in.stop_msg);

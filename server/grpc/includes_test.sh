@@ -3,7 +3,8 @@
 # Bazel keeps model.h and the folders' private headers out of its reach, and
 # this test keeps it from including the public headers that core.h gathers
 # (registry.h, request.h...) directly, so core.h stays the one list of what
-# a frontend uses. Arguments: the frontend's source files.
+# a frontend uses. Arguments: the frontend's source files (not its tests and
+# fuzz targets, which make models from configs to drive it).
 set -u
 allowed='^server/(grpc/[a-z_]+\.h|common/[a-z_]+\.h|api/[a-z_]+\.h|core/core\.h|options\.h)$'
 bad=0

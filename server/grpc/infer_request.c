@@ -134,10 +134,85 @@ static srv_status_t *param_uint(const srv_model_desc_t *d,
   return BAD("model '%s': parameter '%s' must be a non-negative integer", d->name, key);
 }
 
+/* `sequence_id` as Triton's gRPC frontend takes it: int64_param (its bits
+ * as the uint64 id, as Triton passes it on) or string_param; uint64_param
+ * too, which Triton refuses and some clients send. A string id is copied
+ * into the arena, NUL-terminated, so it lives as long as the request; it
+ * is bounded, and one with a NUL inside is refused (Triton would cut it
+ * there, making two ids one). The empty string, like 0, means "no
+ * sequence": the scheduler decides what that is worth. */
+static srv_status_t *sequence_id_read(const srv_model_desc_t *d,
+                                      const inference_InferParameter *p, upb_Arena *arena,
+                                      TRITONBACKEND_Request *r) {
+  switch (inference_InferParameter_parameter_choice_case(p)) {
+    case inference_InferParameter_parameter_choice_int64_param:
+      r->correlation_id = (uint64_t)inference_InferParameter_int64_param(p);
+      return NULL;
+    case inference_InferParameter_parameter_choice_uint64_param:
+      r->correlation_id = inference_InferParameter_uint64_param(p);
+      return NULL;
+    case inference_InferParameter_parameter_choice_string_param: {
+      upb_StringView v = inference_InferParameter_string_param(p);
+      if (v.size > SRV_GRPC_SEQUENCE_ID_MAX)
+        return BAD(
+            "model '%s': parameter 'sequence_id' is a string of %zu bytes, above "
+            "the limit of %u",
+            d->name, v.size, SRV_GRPC_SEQUENCE_ID_MAX);
+      if (memchr(v.data, '\0', v.size) != NULL)
+        return BAD("model '%s': parameter 'sequence_id' holds a NUL byte", d->name);
+      r->correlation_id_string = srv_arena_strview(arena, v);
+      return NULL;
+    }
+    default:
+      return BAD(
+          "model '%s': invalid value type for 'sequence_id' parameter, expected "
+          "int64_param or string_param.",
+          d->name);
+  }
+}
+
+/* `sequence_start` and `sequence_end`: bool_param only, as in Triton. */
+static srv_status_t *sequence_flag_read(const srv_model_desc_t *d,
+                                        const inference_ModelInferRequest *req,
+                                        const char *key, uint32_t flag,
+                                        TRITONBACKEND_Request *r) {
+  inference_InferParameter *p;
+  if (!inference_ModelInferRequest_parameters_get(req, upb_StringView_FromString(key),
+                                                  &p))
+    return NULL;
+  if (inference_InferParameter_parameter_choice_case(p) !=
+      inference_InferParameter_parameter_choice_bool_param)
+    return BAD("model '%s': invalid value type for '%s' parameter, expected bool_param.",
+               d->name, key);
+  if (inference_InferParameter_bool_param(p)) r->flags |= flag;
+  return NULL;
+}
+
+/* The correlation ID and the sequence flags (Triton's sequence extension).
+ * A parameter of the wrong type gets Triton's text after the model's name,
+ * which every error of this file starts with. */
+static srv_status_t *sequence_read(const srv_model_desc_t *d,
+                                   const inference_ModelInferRequest *req,
+                                   upb_Arena *arena, TRITONBACKEND_Request *r) {
+  inference_InferParameter *p;
+  if (inference_ModelInferRequest_parameters_get(
+          req, upb_StringView_FromString("sequence_id"), &p)) {
+    srv_status_t *st = sequence_id_read(d, p, arena, r);
+    if (st != NULL) return st;
+  }
+  srv_status_t *st = sequence_flag_read(d, req, "sequence_start",
+                                        TRITONSERVER_REQUEST_FLAG_SEQUENCE_START, r);
+  if (st == NULL)
+    st = sequence_flag_read(d, req, "sequence_end",
+                            TRITONSERVER_REQUEST_FLAG_SEQUENCE_END, r);
+  return st;
+}
+
 /* The parameters the server itself reads: `priority` and `timeout` (queue
- * timeout in microseconds), as Triton's gRPC frontend does. */
+ * timeout in microseconds), as Triton's gRPC frontend does, and the
+ * sequence ones. */
 static srv_status_t *params_read(const srv_model_desc_t *d,
-                                 const inference_ModelInferRequest *req,
+                                 const inference_ModelInferRequest *req, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
   inference_InferParameter *p;
   uint64_t v = 0;
@@ -153,7 +228,7 @@ static srv_status_t *params_read(const srv_model_desc_t *d,
     if (st != NULL) return st;
     r->timeout_us = v;
   }
-  return NULL;
+  return sequence_read(d, req, arena, r);
 }
 
 srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
@@ -163,7 +238,7 @@ srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
   memset(r, 0, sizeof *r);
   r->model = m;
   r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
-  srv_status_t *st = params_read(d, req, r);
+  srv_status_t *st = params_read(d, req, arena, r);
   if (st == NULL) st = inputs_build(m, d, req, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);
   if (st == NULL) st = outputs_build(m, d, req, arena, r);

@@ -9,6 +9,10 @@
 #include "server/common/status.h"
 #include "server/core/core.h"
 
+/** Longest string `sequence_id`, in bytes (Triton has no bound; its CORRID
+ *  control tensor once held 128). */
+#define SRV_GRPC_SEQUENCE_ID_MAX 256u
+
 /** Builds *out in `arena`; d is m's description (srv_model_describe). On error nothing
  * needs freeing. */
 srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,

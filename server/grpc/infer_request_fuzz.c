@@ -4,8 +4,10 @@
  * and version -> srv_infer_request_build with its checks (infer_contents.c,
  * model/infer_check.c) against models made from real configs: INT32 with
  * dynamic batching, BYTES, FP16 and the narrow types, optional and ragged
- * inputs, max_batch_size 0. A request accepted must be one a backend can
- * read safely; a request refused must get an error naming the model.
+ * inputs, max_batch_size 0, and the sequence parameters. A request
+ * accepted must be one a backend can read safely; a request refused must
+ * get an error naming the model (or Triton's text for a parameter's
+ * type).
  * Single-threaded (libFuzzer or test/fuzz/fuzz_driver.c). */
 #include <string.h>
 
@@ -166,6 +168,16 @@ static void input_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
 /* What a backend relies on in a request the frontend accepted. */
 static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
   FUZZ_CHECK(r->id != NULL);
+  /* A string correlation ID is the arena's own, bounded, NUL-terminated
+   * copy (the received bytes are freed with the call); flags are the two
+   * of the sequence extension. */
+  if (r->correlation_id_string != NULL) {
+    FUZZ_CHECK(r->correlation_id == 0);
+    FUZZ_CHECK(strnlen(r->correlation_id_string, SRV_GRPC_SEQUENCE_ID_MAX + 1) <=
+               SRV_GRPC_SEQUENCE_ID_MAX);
+  }
+  FUZZ_CHECK((r->flags & ~(uint32_t)(TRITONSERVER_REQUEST_FLAG_SEQUENCE_START |
+                                     TRITONSERVER_REQUEST_FLAG_SEQUENCE_END)) == 0);
   if (d->max_batch_size > 0)
     FUZZ_CHECK(r->batch_size >= 1 && r->batch_size <= (uint32_t)d->max_batch_size);
   else

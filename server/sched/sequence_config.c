@@ -181,8 +181,10 @@ static srv_status_t *controls_read(const ctx_t *c,
         name_read(c, at, inference_ModelSequenceBatching_ControlInput_name(in[i]), &name);
     if (st != NULL) return st;
     char q[SRV_QUOTE_SIZE];
-    for (uint32_t k = 0; k < out->control_count; k++)
-      if (strcmp(out->controls[k].name, name) == 0)
+    upb_StringView v = inference_ModelSequenceBatching_ControlInput_name(in[i]);
+    for (size_t k = 0; k < i; k++) /* inputs without a control count too */
+      if (upb_StringView_IsEqual(
+              v, inference_ModelSequenceBatching_ControlInput_name(in[k])))
         return bad(c,
                    "'%s': sequence batching control tensor '%s' is specified for "
                    "multiple control kinds",

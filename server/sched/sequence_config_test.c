@@ -164,6 +164,10 @@ static void test_control_errors(void) {
                       CTL("S", "kind: CONTROL_SEQUENCE_END int32_false_true: [0, 1]")),
           "'sequence_batching.control_input[1].name': sequence batching control "
           "tensor 'S' is specified for multiple control kinds");
+  REFUSED(sb_read("control_input { name: 'S' }" CTL(
+              "S", "kind: CONTROL_SEQUENCE_END int32_false_true: [0, 1]")),
+          "'sequence_batching.control_input[1].name': sequence batching control "
+          "tensor 'S' is specified for multiple control kinds");
   REFUSED(sb_read("control_input { name: 'S' control ["
                   " { kind: CONTROL_SEQUENCE_START int32_false_true: [0, 1] },"
                   " { kind: CONTROL_SEQUENCE_END int32_false_true: [0, 1] }] }"),

@@ -206,6 +206,37 @@ class Infer(unittest.TestCase):
         # Still serving.
         self.stub.ModelInfer(infer_request("simple", inputs))
 
+    def test_sequence_parameters(self):
+        """Triton's sequence extension parameters are read (and, for a model
+        without sequence batching, have no effect); the wrong types get
+        Triton's texts."""
+        a, b, inputs = self.simple_inputs()
+        E = grpc.StatusCode
+        for kind, value in (("int64_param", 7), ("uint64_param", 2**64 - 1),
+                            ("string_param", "conversation-1")):
+            req = infer_request("simple", inputs)
+            setattr(req.parameters["sequence_id"], kind, value)
+            req.parameters["sequence_start"].bool_param = True
+            req.parameters["sequence_end"].bool_param = True
+            r = self.stub.ModelInfer(req, timeout=30)
+            np.testing.assert_array_equal(output(r, "OUTPUT0", np.int32), a + b)
+        for key, kind, value, text in (
+                ("sequence_id", "bool_param", True,
+                 "invalid value type for 'sequence_id' parameter, expected "
+                 "int64_param or string_param."),
+                ("sequence_start", "int64_param", 1,
+                 "invalid value type for 'sequence_start' parameter, expected "
+                 "bool_param."),
+                ("sequence_end", "string_param", "true",
+                 "invalid value type for 'sequence_end' parameter, expected "
+                 "bool_param."),
+                ("sequence_id", "string_param", "x" * 257,
+                 "parameter 'sequence_id' is a string of 257 bytes, above the limit "
+                 "of 256")):
+            req = infer_request("simple", inputs)
+            setattr(req.parameters[key], kind, value)
+            self.expect_error(req, E.INVALID_ARGUMENT, "model 'simple': " + text)
+
     def test_metadata_config_ready(self):
         md = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="simple"))
         self.assertEqual(md.name, "simple")

@@ -212,14 +212,22 @@ class Stream(unittest.TestCase):
         rejected.raw_input_contents[1] = np.zeros(2, dtype=np.uint32).tobytes()
         rejected.inputs[1].shape[:] = [2]
         reqs.put(rejected)
+        bad_sequence, _, _ = simple_request("bad-sequence")
+        bad_sequence.parameters["sequence_start"].string_param = "yes"
+        reqs.put(bad_sequence)
         ok, a, b = simple_request("fine")
+        ok.parameters["sequence_id"].string_param = "s1"
+        ok.parameters["sequence_start"].bool_param = True
         reqs.put(ok)
         reqs.close()
         by_id = {}
         for resp in responses:
             by_id[resp.infer_response.id] = resp
         self.assertEqual(set(by_id), {"unknown", "bad-input", "bad-version",
-                                      "backend-error", "fine"})
+                                      "backend-error", "bad-sequence", "fine"})
+        self.assertEqual(by_id["bad-sequence"].error_message,
+                         "model 'simple': invalid value type for 'sequence_start' "
+                         "parameter, expected bool_param.")
         self.assertIn("nosuch", by_id["unknown"].error_message)
         self.assertIn("INPUT1", by_id["bad-input"].error_message)
         self.assertIn("x1", by_id["bad-version"].error_message)

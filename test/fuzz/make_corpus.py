@@ -212,9 +212,36 @@ def lookup_seeds():
     yield "lookup_name_with_nul", request("simple\0", inputs)
 
 
+def sequence_seeds():
+    """The sequence extension's parameters: correlation IDs of each kind and
+    the START/END flags, then values of the wrong type and past our bounds."""
+    ints = ("int_contents", list(range(16)))
+    inputs = [tensor("INPUT0", "INT32", [1, 16], ints),
+              tensor("INPUT1", "INT32", [1, 16], ints)]
+    seeds = {
+        "seq_int64_start": {"sequence_id": ("int64_param", 7),
+                            "sequence_start": ("bool_param", True)},
+        "seq_int64_negative": {"sequence_id": ("int64_param", -7)},
+        "seq_uint64_end": {"sequence_id": ("uint64_param", 2**64 - 1),
+                           "sequence_end": ("bool_param", True)},
+        "seq_string_start_end": {"sequence_id": ("string_param", "conversation-1"),
+                                 "sequence_start": ("bool_param", True),
+                                 "sequence_end": ("bool_param", True)},
+        "seq_string_empty": {"sequence_id": ("string_param", "")},
+        "seq_string_too_long": {"sequence_id": ("string_param", "x" * 257)},
+        "seq_string_nul": {"sequence_id": ("string_param", "a\0b")},
+        "seq_id_bool": {"sequence_id": ("bool_param", True)},
+        "seq_start_int64": {"sequence_id": ("int64_param", 1),
+                            "sequence_start": ("int64_param", 1)},
+        "seq_end_string": {"sequence_end": ("string_param", "true")},
+    }
+    for name, params in seeds.items():
+        yield name, request("simple", inputs, params=params)
+
+
 def infer_request_seeds():
     for gen in (simple_seeds, strings_seeds, types_seeds, ragged_seeds, flat_seeds,
-                lookup_seeds):
+                lookup_seeds, sequence_seeds):
         for name, data in gen():
             write("infer_request", name, data)
 

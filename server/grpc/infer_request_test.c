@@ -1,0 +1,268 @@
+/* The sequence parameters of a ModelInferRequest (Triton's sequence
+ * extension) as srv_infer_request_build reads them for ModelInfer and
+ * ModelStreamInfer: the correlation ID as int64, uint64 or string, the
+ * START and END flags, Triton's texts for a parameter of the wrong type,
+ * and our bounds on string ids. Each request is encoded, then decoded
+ * with aliased strings as the RPCs decode it; the received bytes are
+ * overwritten once the request is built, so a string id that still
+ * pointed into them would show. One thread. */
+#include "server/grpc/infer_request.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "grpc_service.upb.h"
+#include "server/config/model_config.h"
+#include "server/model/model_bare.h"
+#include "test/unit/unit.h"
+#include "upb/decode.h"
+
+static srv_model_t *model;
+static srv_model_desc_t desc;
+
+/* A parameter to set on a request: its key and kind, then its value. */
+typedef enum { P_BOOL, P_INT64, P_UINT64, P_STRING, P_DOUBLE, P_NONE } kind_t;
+typedef struct {
+  const char *key;
+  kind_t kind;
+  int64_t i;
+  const char *s;
+  size_t s_len; /* bytes of s; 0: strlen(s) */
+} param_t;
+
+/* Parameters, by kind. */
+#define BOOL_P(k, v) \
+  { .key = (k), .kind = P_BOOL, .i = (v) }
+#define INT64_P(k, v) \
+  { .key = (k), .kind = P_INT64, .i = (v) }
+#define UINT64_P(k, v) \
+  { .key = (k), .kind = P_UINT64, .i = (int64_t)(v) }
+#define STRING_P(k, v) \
+  { .key = (k), .kind = P_STRING, .s = (v) }
+#define DOUBLE_P(k) \
+  { .key = (k), .kind = P_DOUBLE }
+#define NONE_P(k) \
+  { .key = (k), .kind = P_NONE }
+
+/* What a build gave: the request's sequence fields, or the error. */
+typedef struct {
+  bool ok;
+  uint64_t id;
+  char id_string[512];
+  bool has_id_string;
+  uint32_t flags;
+  grpc_status_code code;
+  char message[SRV_STATUS_MESSAGE_MAX];
+} built_t;
+
+static void param_add(inference_ModelInferRequest *req, const param_t *p, upb_Arena *a) {
+  inference_InferParameter *v = inference_InferParameter_new(a);
+  switch (p->kind) {
+    case P_BOOL:
+      inference_InferParameter_set_bool_param(v, p->i != 0);
+      break;
+    case P_INT64:
+      inference_InferParameter_set_int64_param(v, p->i);
+      break;
+    case P_UINT64:
+      inference_InferParameter_set_uint64_param(v, (uint64_t)p->i);
+      break;
+    case P_STRING:
+      inference_InferParameter_set_string_param(
+          v, upb_StringView_FromDataAndSize(p->s, p->s_len ? p->s_len : strlen(p->s)));
+      break;
+    case P_DOUBLE:
+      inference_InferParameter_set_double_param(v, 1.5);
+      break;
+    case P_NONE: /* no value chosen at all */
+      break;
+  }
+  inference_ModelInferRequest_parameters_set(req, upb_StringView_FromString(p->key), v,
+                                             a);
+}
+
+/* The bytes of a request for model "m" (input IN, one INT32) with params. */
+static char *encode(const param_t *params, size_t n, size_t *len) {
+  upb_Arena *a = upb_Arena_New();
+  inference_ModelInferRequest *req = inference_ModelInferRequest_new(a);
+  inference_ModelInferRequest_set_model_name(req, upb_StringView_FromString("m"));
+  inference_ModelInferRequest_InferInputTensor *in =
+      inference_ModelInferRequest_add_inputs(req, a);
+  inference_ModelInferRequest_InferInputTensor_set_name(in,
+                                                        upb_StringView_FromString("IN"));
+  inference_ModelInferRequest_InferInputTensor_set_datatype(
+      in, upb_StringView_FromString("INT32"));
+  inference_ModelInferRequest_InferInputTensor_add_shape(in, 1, a);
+  static const int32_t value = 7;
+  inference_ModelInferRequest_add_raw_input_contents(
+      req, upb_StringView_FromDataAndSize((const char *)&value, sizeof value), a);
+  for (size_t i = 0; i < n; i++) param_add(req, &params[i], a);
+  char *bytes = inference_ModelInferRequest_serialize(req, a, len);
+  char *copy = malloc(*len ? *len : 1);
+  if (bytes == NULL || copy == NULL) abort();
+  memcpy(copy, bytes, *len);
+  upb_Arena_Free(a);
+  return copy;
+}
+
+static built_t build(const param_t *params, size_t n) {
+  built_t out;
+  memset(&out, 0, sizeof out);
+  size_t len;
+  char *bytes = encode(params, n, &len);
+  upb_Arena *a = upb_Arena_New();
+  inference_ModelInferRequest *req = inference_ModelInferRequest_new(a);
+  if (upb_Decode(bytes, len, req, &inference_ModelInferRequest_msginit, NULL,
+                 kUpb_DecodeOption_AliasString, a) != kUpb_DecodeStatus_Ok)
+    abort();
+  TRITONBACKEND_Request *r = NULL;
+  srv_status_t *st = srv_infer_request_build(model, &desc, req, a, &r);
+  memset(bytes, 'X', len); /* the received bytes are gone; the request stays */
+  if (st != NULL) {
+    out.code = srv_status_code(st);
+    snprintf(out.message, sizeof out.message, "%s", srv_status_message(st));
+    srv_status_free(st);
+  } else {
+    out.ok = true;
+    out.id = r->correlation_id;
+    out.flags = r->flags;
+    if (r->correlation_id_string != NULL) {
+      out.has_id_string = true;
+      snprintf(out.id_string, sizeof out.id_string, "%s", r->correlation_id_string);
+    }
+  }
+  upb_Arena_Free(a);
+  free(bytes);
+  return out;
+}
+
+#define BUILD(...)                          \
+  ({                                        \
+    const param_t ps_[] = {__VA_ARGS__};    \
+    build(ps_, sizeof ps_ / sizeof ps_[0]); \
+  })
+
+static void test_no_sequence(void) {
+  built_t b = build(NULL, 0);
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.id, 0);
+  CHECK(!b.has_id_string);
+  CHECK_EQ_U64(b.flags, 0);
+}
+
+static void test_integer_ids(void) {
+  built_t b = BUILD(INT64_P("sequence_id", 42));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.id, 42);
+  CHECK(!b.has_id_string);
+  b = BUILD(UINT64_P("sequence_id", UINT64_MAX));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.id, UINT64_MAX);
+  /* A negative int64 is its bits, as Triton hands it to the uint64 API. */
+  b = BUILD(INT64_P("sequence_id", -2));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.id, (uint64_t)-2);
+}
+
+static void test_string_ids(void) {
+  built_t b = BUILD(STRING_P("sequence_id", "conversation-7"));
+  REQUIRE(b.ok);
+  CHECK(b.has_id_string);
+  CHECK_STREQ(b.id_string, "conversation-7"); /* a copy: the bytes were overwritten */
+  CHECK_EQ_U64(b.id, 0);
+  b = BUILD(STRING_P("sequence_id", "")); /* "no sequence", left to the scheduler */
+  REQUIRE(b.ok);
+  CHECK(b.has_id_string);
+  CHECK_STREQ(b.id_string, "");
+  char id[SRV_GRPC_SEQUENCE_ID_MAX + 2];
+  memset(id, 'q', sizeof id - 1);
+  id[SRV_GRPC_SEQUENCE_ID_MAX] = '\0';
+  b = BUILD(STRING_P("sequence_id", id));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(strlen(b.id_string), SRV_GRPC_SEQUENCE_ID_MAX);
+  id[SRV_GRPC_SEQUENCE_ID_MAX] = 'q';
+  id[SRV_GRPC_SEQUENCE_ID_MAX + 1] = '\0';
+  b = BUILD(STRING_P("sequence_id", id));
+  CHECK(!b.ok);
+  CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
+  CHECK_STREQ(b.message,
+              "model 'm': parameter 'sequence_id' is a string of 257 bytes, above the "
+              "limit of 256");
+  b = BUILD({.key = "sequence_id", .kind = P_STRING, .s = "a\0b", .s_len = 3});
+  CHECK(!b.ok);
+  CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
+  CHECK_STREQ(b.message, "model 'm': parameter 'sequence_id' holds a NUL byte");
+}
+
+static void test_flags(void) {
+  built_t b = BUILD(INT64_P("sequence_id", 5), BOOL_P("sequence_start", 1));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_START);
+  b = BUILD(INT64_P("sequence_id", 5), BOOL_P("sequence_end", 1));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_END);
+  b = BUILD(STRING_P("sequence_id", "s"), BOOL_P("sequence_start", 1),
+            BOOL_P("sequence_end", 1));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_START |
+                            TRITONSERVER_REQUEST_FLAG_SEQUENCE_END);
+  CHECK_STREQ(b.id_string, "s");
+  b = BUILD(BOOL_P("sequence_start", 0), BOOL_P("sequence_end", 0));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.flags, 0);
+}
+
+/* Triton's texts, word for word, after the model's name: clients may
+ * match them. */
+static void test_wrong_types(void) {
+  static const char id_msg[] =
+      "model 'm': invalid value type for 'sequence_id' parameter, expected "
+      "int64_param or string_param.";
+  static const char start_msg[] =
+      "model 'm': invalid value type for 'sequence_start' parameter, expected "
+      "bool_param.";
+  static const char end_msg[] =
+      "model 'm': invalid value type for 'sequence_end' parameter, expected "
+      "bool_param.";
+  static const struct {
+    param_t p;
+    const char *message;
+  } cases[] = {
+      {BOOL_P("sequence_id", 1), id_msg},
+      {DOUBLE_P("sequence_id"), id_msg},
+      {NONE_P("sequence_id"), id_msg},
+      {INT64_P("sequence_start", 1), start_msg},
+      {STRING_P("sequence_start", "true"), start_msg},
+      {NONE_P("sequence_start"), start_msg},
+      {UINT64_P("sequence_end", 1), end_msg},
+      {DOUBLE_P("sequence_end"), end_msg},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    built_t b = build(&cases[i].p, 1);
+    CHECK(!b.ok);
+    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
+    CHECK_STREQ(b.message, cases[i].message);
+  }
+}
+
+int main(void) {
+  static const char text[] =
+      "name: 'm' backend: 'none' max_batch_size: 0\n"
+      "input [{ name: 'IN' data_type: TYPE_INT32 dims: [1] }]\n"
+      "output [{ name: 'OUT' data_type: TYPE_INT32 dims: [1] }]";
+  upb_Arena *a = upb_Arena_New();
+  char err[256];
+  inference_ModelConfig *c =
+      cfg_model_config_parse(text, strlen(text), "config.pbtxt", a, err, sizeof err);
+  if (c == NULL || srv_model_bare_new("m", c, &model) != NULL) return 1;
+  upb_Arena_Free(a);
+  srv_model_describe(model, &desc);
+  static const unit_case_t cases[] = {
+      UNIT_CASE(test_no_sequence), UNIT_CASE(test_integer_ids),
+      UNIT_CASE(test_string_ids),  UNIT_CASE(test_flags),
+      UNIT_CASE(test_wrong_types),
+  };
+  int rc = unit_run("infer_request", cases, sizeof cases / sizeof cases[0]);
+  srv_model_bare_free(model);
+  return rc;
+}
