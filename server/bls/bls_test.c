@@ -631,16 +631,21 @@ static void test_state_and_trace(void) {
   expect_error(
       TRITONBACKEND_StateNew(&state, &fake, "NOPE", TRITONSERVER_TYPE_INT32, shape, 1),
       TRITONSERVER_ERROR_INVALID_ARG, "state 'NOPE' is not a valid state name.");
+  /* A request the sequence batcher did not lend has no slot, so no state
+   * (test/e2e/sequence_test.py covers states of real sequences). */
   expect_error(TRITONBACKEND_StateNew(&state, &fake, "OUTPUT_STATE",
                                       TRITONSERVER_TYPE_INT32, shape, 1),
-               TRITONSERVER_ERROR_UNSUPPORTED,
-               "implicit state needs the sequence batcher");
+               TRITONSERVER_ERROR_INVALID_ARG,
+               "state 'OUTPUT_STATE' of model 'simple_state': the request is not part "
+               "of a sequence");
+  CHECK(state == NULL);
   void *buf;
   TRITONSERVER_MemoryType mt = TRITONSERVER_MEMORY_CPU;
   int64_t id = 0;
   expect_error(TRITONBACKEND_StateBuffer(NULL, &buf, 4, &mt, &id),
-               TRITONSERVER_ERROR_UNSUPPORTED,
-               "implicit state needs the sequence batcher");
+               TRITONSERVER_ERROR_INVALID_ARG, "state is NULL");
+  expect_error(TRITONBACKEND_StateUpdate(NULL), TRITONSERVER_ERROR_INVALID_ARG,
+               "state is NULL");
 }
 
 /* ---- many requests from several threads; each release callback deletes

@@ -82,15 +82,17 @@ TRITONSERVER_Error *TRITONBACKEND_RequestInputName(TRITONBACKEND_Request *reques
 TRITONSERVER_Error *TRITONBACKEND_RequestInput(TRITONBACKEND_Request *request,
                                                const char *name,
                                                TRITONBACKEND_Input **input) {
-  for (uint32_t i = 0; i < request->input_count; i++) {
-    if (strcmp(request->inputs[i].name, name) == 0) {
-      *input = &request->inputs[i];
-      return NULL;
-    }
-  }
+  /* The server's inputs first: a control input the config also declares
+   * as a model input overrides what the client sent, as in Triton. */
   for (uint32_t i = 0; i < request->extra_count; i++) {
     if (strcmp(request->extra_inputs[i].name, name) == 0) {
       *input = &request->extra_inputs[i];
+      return NULL;
+    }
+  }
+  for (uint32_t i = 0; i < request->input_count; i++) {
+    if (strcmp(request->inputs[i].name, name) == 0) {
+      *input = &request->inputs[i];
       return NULL;
     }
   }

@@ -60,8 +60,8 @@ TRITONSERVER_Error *TRITONBACKEND_StateNew(TRITONBACKEND_State **state,
                          "state '%s' is not a valid state name.", name);
   if (request->seq_slot == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "state '%s' of model '%s': request '%s' is not part of a sequence",
-                         name, m->name, request->id);
+                         "state '%s' of model '%s': the request is not part of a sequence",
+                         name, m->name);
   if (datatype != sc->datatype)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "state '%s' of model '%s' is %s, not %s", name, m->name,
@@ -95,6 +95,8 @@ TRITONSERVER_Error *TRITONBACKEND_StateBuffer(TRITONBACKEND_State *state, void *
                                               const uint64_t buffer_byte_size,
                                               TRITONSERVER_MemoryType *memory_type,
                                               int64_t *memory_type_id) {
+  if (state == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "state is NULL");
   void **slot_buf;
   uint64_t *cap;
   if (state->buf == NULL) {
@@ -125,6 +127,8 @@ TRITONSERVER_Error *TRITONBACKEND_StateBuffer(TRITONBACKEND_State *state, void *
 
 TRITONSERVER_Error *TRITONBACKEND_StateBufferAttributes(
     TRITONBACKEND_State *state, TRITONSERVER_BufferAttributes **buffer_attributes) {
+  if (state == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "state is NULL");
   if (state->attrs == NULL) {
     state->attrs = calloc(1, sizeof *state->attrs);
     if (state->attrs == NULL)
@@ -138,6 +142,8 @@ TRITONSERVER_Error *TRITONBACKEND_StateBufferAttributes(
 }
 
 TRITONSERVER_Error *TRITONBACKEND_StateUpdate(TRITONBACKEND_State *state) {
+  if (state == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "state is NULL");
   srv_seq_state_buf_t *b = state->buf;
   if (b == NULL) return NULL; /* a padding request's: dropped */
   uint8_t t = target_of(state);

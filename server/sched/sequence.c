@@ -355,10 +355,12 @@ static void bind(srv_model_t *m, srv_seq_t *seq, srv_seq_slot_t *slot, uint64_t 
     slot->seq = seq;
     lru_touch(s, slot, now);
   }
-  SRV_VERBOSE(1, "model '%s': sequence %s%llu bound to instance '%s' slot %u", m->name,
-              seq->id_string != NULL ? seq->id_string : "",
-              seq->id_string != NULL ? 0ull : (unsigned long long)seq->id, slot->inst->name,
-              slot->index);
+  if (srv_log_verbose_level() >= 1) {
+    char id[ID_PRINT_MAX];
+    srv_seq_id_print(seq, id, sizeof id);
+    SRV_VERBOSE(1, "model '%s': sequence %s bound to instance '%s' slot %u", m->name, id,
+                slot->inst->name, slot->index);
+  }
   TRITONBACKEND_Request *r;
   while ((r = seq->backlog_head) != NULL) {
     seq->backlog_head = r->next;

@@ -60,9 +60,10 @@ static uint64_t corrid_fill(srv_seq_extra_t *e, const srv_seq_control_t *c,
                             const TRITONBACKEND_Request *r, bool ready, uint8_t *value) {
   if (c->datatype != TRITONSERVER_TYPE_BYTES) {
     uint64_t id = ready ? r->correlation_id : 0;
+    uint32_t size = TRITONSERVER_DataTypeByteSize(c->datatype);
     memset(value, 0, 8);
-    memcpy(value, &id, c->value_size); /* little-endian: the low bytes */
-    return c->value_size;
+    memcpy(value, &id, size); /* little-endian: the low bytes */
+    return size;
   }
   const char *s = ready && r->correlation_id_string != NULL ? r->correlation_id_string : "";
   uint32_t len = (uint32_t)strlen(s);

@@ -134,7 +134,7 @@ class Sequences(ServerTestCase):
         def client(s):
             try:
                 vals = [s % 13 + k for k in range(6)]
-                got = self.run_sequence("simple_string_dyna_sequence", "c%d" % s, vals[:-1])
+                got = self.run_sequence("simple_string_dyna_sequence", str(3000 + s), vals[:-1])
                 if got != accumulate(vals[:-1]):
                     errors.append((s, got))
                 # no END: the sequence stays bound until reaped or restarted
