@@ -34,9 +34,9 @@ def seq_request(model, value, seq_id, start=False, end=False, rid="", batch=1):
     return infer_request(model, [("INPUT", "INT32", arr)], rid=rid, params=params)
 
 
-def out_value(resp):
+def out_value(resp, name="OUTPUT"):
     for i, o in enumerate(resp.outputs):
-        if o.name == "OUTPUT":
+        if o.name == name:
             return int(np.frombuffer(resp.raw_output_contents[i], dtype=np.int32)[0])
     raise AssertionError("no OUTPUT in %s" % resp)
 
@@ -53,7 +53,8 @@ class Stream:
     """One ModelStreamInfer stream: put() requests, responses() collects
     them by request id."""
 
-    def __init__(self, stub):
+    def __init__(self, stub, output="OUTPUT"):
+        self._output = output
         self._q = queue.Queue()
         self._it = stub.ModelStreamInfer(iter(self._q.get, None), timeout=RPC_TIMEOUT)
 
@@ -67,7 +68,7 @@ class Stream:
             if r.error_message:
                 got[r.infer_response.id] = r.error_message
             else:
-                got[r.infer_response.id] = out_value(r.infer_response)
+                got[r.infer_response.id] = out_value(r.infer_response, self._output)
         return got
 
     def close(self):
@@ -132,12 +133,15 @@ class Sequences(ServerTestCase):
         errors = []
 
         def client(s):
+            # simple_string_dyna_sequence accumulates, and adds the
+            # correlation ID (a decimal string) at the END.
             try:
                 vals = [s % 13 + k for k in range(6)]
-                got = self.run_sequence("simple_string_dyna_sequence", str(3000 + s), vals[:-1])
-                if got != accumulate(vals[:-1]):
-                    errors.append((s, got))
-                # no END: the sequence stays bound until reaped or restarted
+                got = self.run_sequence("simple_string_dyna_sequence", str(3000 + s), vals)
+                expect = accumulate(vals)
+                expect[-1] += 3000 + s
+                if got != expect:
+                    errors.append((s, got, expect))
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append((s, e))
 
@@ -184,6 +188,61 @@ class Sequences(ServerTestCase):
         self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, start=True))), 1)
         self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, end=True))), 2)
         self.assertIn("started again before it ended", self.server.text())
+
+
+class TritonSequenceClients(ServerTestCase):
+    """What Triton's simple_grpc_sequence_{sync,stream}_infer_client.py
+    examples send and check, with and without -d (dyna), over ModelInfer
+    and over one ModelStreamInfer stream."""
+
+    VALUES = [11, 7, 5, 3, 2, 0, 1]
+
+    def send(self, model, seq_id, values, stream):
+        reqs = [seq_request(model, v, seq_id, start=i == 0, end=i == len(values) - 1,
+                            rid="%s:%d" % (seq_id, i)) for i, v in enumerate(values)]
+        if stream is None:
+            return [out_value(self.stub.ModelInfer(r, timeout=RPC_TIMEOUT)) for r in reqs]
+        for r in reqs:
+            stream.put(r)
+        got = stream.responses(len(reqs))
+        return [got["%s:%d" % (seq_id, i)] for i in range(len(reqs))]
+
+    def check(self, dyna, streamed):
+        vals = self.VALUES
+        int_model = "simple_dyna_sequence" if dyna else "simple_sequence"
+        str_model = "simple_string_dyna_sequence" if dyna else "simple_sequence"
+        id0, id1 = 1000, 1001
+        sid = "1002" if dyna else "0b8f3c2e-5d41-4c7a-9b1e-6f2d8a7c4e10"
+        stream = Stream(self.stub) if streamed else None
+        r0 = self.send(int_model, id0, [0] + vals, stream)
+        r1 = self.send(int_model, id1, [100] + [-v for v in vals], stream)
+        rs = self.send(str_model, sid, [20] + [-v for v in vals], stream)
+        if stream is not None:
+            stream.close()
+        for i in range(len(r0)):
+            e0 = 1 if i == 0 else vals[i - 1]
+            e1 = 101 if i == 0 else -vals[i - 1]
+            if i == 0:
+                es = 20 if dyna else 21
+            else:
+                es = -vals[i - 1] + (rs[i - 1] if dyna else 0)
+            if dyna and i != 0 and vals[i - 1] == 1:  # the END adds the ID
+                e0 += id0
+                e1 += id1
+                es += int(sid)
+            self.assertEqual((r0[i], r1[i], rs[i]), (e0, e1, es), "step %d" % i)
+
+    def test_sync_client(self):
+        self.check(dyna=False, streamed=False)
+
+    def test_sync_client_dyna(self):
+        self.check(dyna=True, streamed=False)
+
+    def test_stream_client(self):
+        self.check(dyna=False, streamed=True)
+
+    def test_stream_client_dyna(self):
+        self.check(dyna=True, streamed=True)
 
 
 # A direct model with one slot, and a 300 ms idle timeout.
@@ -293,7 +352,7 @@ class OldestBatches(unittest.TestCase):
                         env={"NEREID_RECORD_DIR": records})
         try:
             stub = server.inference()
-            stream = Stream(stub)
+            stream = Stream(stub, output="OUTPUT0")
             n, steps = 24, 6
             for k in range(steps):
                 for s in range(n):
