@@ -126,6 +126,20 @@ static bool response_stat_used(srv_response_stat_t *e) {
   return false;
 }
 
+/* Nereid's sequence_stats, for models with a sequence batcher. */
+static void sequence_stats_fill(inference_ModelStatistics *out, srv_sequence_stats_t *q,
+                                upb_Arena *arena) {
+  inference_SequenceStatistics *seq =
+      inference_ModelStatistics_mutable_sequence_stats(out, arena);
+  inference_SequenceStatistics_set_active(seq, srv_stat_load(&q->active));
+  inference_SequenceStatistics_set_backlog(seq, srv_stat_load(&q->backlog));
+  inference_SequenceStatistics_set_started(seq, srv_stat_load(&q->started));
+  inference_SequenceStatistics_set_ended(seq, srv_stat_load(&q->ended));
+  inference_SequenceStatistics_set_idle_ended(seq, srv_stat_load(&q->idle_ended));
+  inference_SequenceStatistics_set_cancel_ended(seq, srv_stat_load(&q->cancel_ended));
+  inference_SequenceStatistics_set_stream_ended(seq, srv_stat_load(&q->stream_ended));
+}
+
 /* response_stats: one entry per response index that was reported. */
 static void response_stats_fill(inference_ModelStatistics *out, srv_stats_t *s,
                                 upb_Arena *a) {
@@ -162,6 +176,7 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
   inference_ModelStatistics_set_last_inference(out, srv_stat_load(&s->last_inference_ms));
   inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
   inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
+  if (s->sequences != NULL) sequence_stats_fill(out, s->sequences, a);
   inference_InferStatistics *is =
       inference_ModelStatistics_mutable_inference_stats(out, a);
   duration_set(inference_InferStatistics_mutable_success(is, a), &s->success);

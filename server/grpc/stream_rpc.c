@@ -56,6 +56,7 @@
 #include "server/grpc/message_bytes.h"
 #include "server/grpc/model_lookup.h"
 #include "server/grpc/stream_response.h"
+#include "server/grpc/stream_sequences.h"
 #include "server/grpc/stream_writes.h"
 #include "server/grpc/tag.h"
 #include "upb/decode.h"
@@ -109,6 +110,7 @@ typedef struct {
   uint32_t req_count;
   stream_req_t *spare; /* records to reuse */
   uint32_t spare_count;
+  srv_stream_sequences_t seqs; /* sequences it started and did not end */
   int cancelled; /* set by the receive-close */
   bool counted;  /* srv_frontend_call_begin was called */
   bool initial_md_sent;
@@ -372,6 +374,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   s->reqs = q;
   s->req_count++;
   r->queue_start_ns = act_now_ns();
+  srv_stream_sequences_note(&s->seqs, m, r);
   srv_model_enqueue(m, r);
 }
 
@@ -572,6 +575,7 @@ static void stream_release(stream_t *s) {
   if (s->counted) srv_frontend_call_end(s->fe);
   writes_drop(s); /* none left: the call closed, which muted the stream */
   srv_write_queue_free(&s->writes);
+  srv_stream_sequences_free(&s->seqs);
   while (s->spare != NULL) {
     stream_req_t *q = s->spare;
     s->spare = q->next;
@@ -611,6 +615,9 @@ static void stream_behaviour(act_actor_t *self, act_msg_t *msg) {
     case STREAM_CLOSED:
       s->closed = true;
       if (!s->status_sent) stream_abort(s);
+      /* Its client is gone: so are the sequences it left open (beyond
+       * Triton, which keeps their slots until the idle timeout). */
+      srv_stream_sequences_end_all(&s->seqs);
       break;
     case SRV_MSG_INFER_RESPONSE:
       on_response(s, (TRITONBACKEND_Response *)msg);

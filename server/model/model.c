@@ -207,6 +207,8 @@ srv_stats_t *srv_model_stats(srv_model_t *m) { return &m->stats; }
 
 const char *srv_model_name(const srv_model_t *m) { return m->name; }
 
+bool srv_model_has_sequences(const srv_model_t *m) { return m->seq != NULL; }
+
 void srv_model_stop(srv_model_t *m) { act_send(&m->actor, &m->stop_msg); }
 
 void srv_model_wait_stopped(srv_model_t *m) {

@@ -30,6 +30,7 @@ enum {
   SRV_MODEL_STOP,            /* srv_model_stop: fail what waits, then stop */
   SRV_MODEL_STOP_RETRY,      /* a gated send was under way: look again */
   SRV_MODEL_STOPPED,         /* the actor's final message */
+  SRV_MODEL_SEQ_END,         /* srv_model_sequence_end (sched/sequence.c) */
 };
 
 struct TRITONBACKEND_Model {

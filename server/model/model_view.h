@@ -59,4 +59,13 @@ void srv_model_unref(srv_model_t *m);
  *  stopping answers it UNAVAILABLE. */
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request);
 
+/** Whether m has a sequence batcher (sequence_batching). Any thread. */
+bool srv_model_has_sequences(const srv_model_t *m);
+
+/** Ends sequence `id` (or `id_string` when not NULL) of m, if it is still
+ *  live: what it queued still runs, then its slot is free (sched/sequence.md).
+ *  For a frontend whose client left (a closed stream). Any thread holding a
+ *  reference on m; nothing happens once m is stopping. */
+void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string);
+
 #endif

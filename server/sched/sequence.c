@@ -45,6 +45,16 @@ static srv_seq_instance_t *inst_of(srv_model_t *m, const srv_instance_t *inst) {
   return &m->seq->instances[inst->index];
 }
 
+static void count(_Atomic uint64_t *counter) {
+  atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+}
+
+/* The gauges, after each message (relaxed: readers want a recent value). */
+static void gauges_publish(srv_seq_sched_t *s) {
+  atomic_store_explicit(&s->stats.active, s->active, memory_order_relaxed);
+  atomic_store_explicit(&s->stats.backlog, s->backlog_count, memory_order_relaxed);
+}
+
 static void id_print(const TRITONBACKEND_Request *r, char *buf, size_t size) {
   if (r->correlation_id_string != NULL)
     snprintf(buf, size, "%s", r->correlation_id_string);
@@ -369,7 +379,11 @@ static void bind(srv_model_t *m, srv_seq_t *seq, srv_seq_slot_t *slot, uint64_t 
     slot_send(slot, r);
   }
   seq->backlog_tail = NULL;
-  if (!seq->mapped) srv_seq_free_one(seq); /* it ended in the backlog */
+  if (!seq->mapped) { /* it ended in the backlog: END, or its stream left */
+    srv_seq_free_one(seq);
+    slot->end_msg.kind = SRV_SEQ_SLOT_END; /* after its requests ran */
+    act_send(&slot->actor, &slot->end_msg);
+  }
 }
 
 static void backlog_push(srv_seq_sched_t *s, srv_seq_t *seq) {
@@ -475,11 +489,19 @@ static void route(srv_model_t *m, TRITONBACKEND_Request *r) {
              "sequence ends here and the new one takes its place",
              id, m->name);
   }
+  if (end) count(&s->stats.ended);
   if (seq == NULL) {
+    count(&s->stats.started);
     seq = srv_seq_map_add(s->map, &key);
     srv_seq_slot_t *slot = heap_pop(s);
     if (slot == NULL) {
       backlog_push(s, seq);
+      if (srv_log_verbose_level() >= 1) {
+        char id[ID_PRINT_MAX];
+        id_print(r, id, sizeof id);
+        SRV_VERBOSE(1, "model '%s': sequence %s waits for a slot (%u in the backlog)",
+                    m->name, id, s->backlog_count);
+      }
     } else {
       bind(m, seq, slot, now);
     }
@@ -492,6 +514,11 @@ static void route(srv_model_t *m, TRITONBACKEND_Request *r) {
   }
   lru_touch(s, slot, now);
   if (end) {
+    if (srv_log_verbose_level() >= 1) {
+      char id[ID_PRINT_MAX];
+      id_print(r, id, sizeof id);
+      SRV_VERBOSE(1, "model '%s': sequence %s ends (END)", m->name, id);
+    }
     /* The slot frees itself after this request; nothing more comes here. */
     lru_remove(s, slot);
     slot->seq = NULL;
@@ -505,6 +532,7 @@ static void route(srv_model_t *m, TRITONBACKEND_Request *r) {
 static void slot_freed(srv_model_t *m, srv_seq_slot_t *slot) {
   srv_seq_sched_t *s = sched_of(m);
   if (slot->seq != NULL) { /* it ended itself: a cancel */
+    count(&s->stats.cancel_ended);
     srv_seq_t *seq = slot->seq;
     srv_seq_map_remove(s->map, seq);
     srv_seq_free_one(seq);
@@ -567,7 +595,7 @@ static void reap(srv_model_t *m, uint64_t now) {
     SRV_VERBOSE(1, "model '%s': sequence %s idle for more than %llu us: ended", m->name, id,
                 (unsigned long long)(s->config.idle_ns / 1000));
     reaped_note(s, seq);
-    s->reaped_total++;
+    count(&s->stats.idle_ended);
     lru_remove(s, slot);
     srv_seq_map_remove(s->map, seq);
     srv_seq_free_one(seq);
@@ -625,6 +653,50 @@ static void cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
   srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
                    "request '%s' for model '%s' was cancelled before it ran", r->id,
                    m->name);
+}
+
+/* ---- sequences whose client left ------------------------------------------ */
+
+typedef struct {
+  act_msg_t msg;
+  uint64_t id;
+  uint32_t id_len;
+  bool is_string;
+  char id_string[]; /* id_len bytes and a NUL */
+} seq_end_msg_t;
+
+void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+  size_t len = id_string != NULL ? strlen(id_string) : 0;
+  seq_end_msg_t *e = act_msg_alloc(sizeof *e + len + 1);
+  e->msg.kind = SRV_MODEL_SEQ_END;
+  e->id = id;
+  e->id_len = (uint32_t)len;
+  e->is_string = id_string != NULL;
+  if (id_string != NULL) memcpy(e->id_string, id_string, len + 1);
+  if (!srv_model_send(m, &e->msg)) act_msg_free(&e->msg); /* stopped: nothing to end */
+}
+
+/* Like the idle timeout, but now: a bound sequence's slot ends it once
+ * what it holds ran; a backlog sequence keeps its requests, ends after them. */
+static void sequence_end(srv_model_t *m, seq_end_msg_t *e) {
+  srv_seq_sched_t *s = sched_of(m);
+  TRITONBACKEND_Request key_request = {.correlation_id = e->id,
+                                       .correlation_id_string =
+                                           e->is_string ? e->id_string : NULL};
+  srv_seq_t key;
+  srv_seq_key_of(s->map, &key_request, &key);
+  srv_seq_t *seq = m->stopping ? NULL : srv_seq_map_get(s->map, &key);
+  act_msg_free(&e->msg);
+  if (seq == NULL) return;
+  count(&s->stats.stream_ended);
+  srv_seq_map_remove(s->map, seq);
+  srv_seq_slot_t *slot = seq->slot;
+  if (slot == NULL) return; /* in the backlog: bind() ends it after its requests */
+  lru_remove(s, slot);
+  slot->seq = NULL;
+  srv_seq_free_one(seq);
+  slot->end_msg.kind = SRV_SEQ_SLOT_END;
+  act_send(&slot->actor, &slot->end_msg);
 }
 
 /* ---- stopping ------------------------------------------------------------ */
@@ -761,6 +833,9 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_SEQ_GONE:
       s->gone++;
       break;
+    case SRV_MODEL_SEQ_END:
+      sequence_end(m, (seq_end_msg_t *)msg);
+      break;
     case SRV_MODEL_STOP:
       m->stopping = true;
       stop_begin(m);
@@ -774,6 +849,7 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
     default:
       SRV_FATAL("model '%s': unexpected message kind %u", m->name, msg->kind);
   }
+  gauges_publish(s);
   if (m->stopping)
     try_finish(m);
   else

@@ -23,6 +23,7 @@
 #include "server/sched/queue.h"
 #include "server/sched/sequence_config.h"
 #include "server/sched/sequence_map.h"
+#include "server/stats/stats.h"
 
 typedef struct TRITONBACKEND_Model srv_model_t;
 struct TRITONBACKEND_ModelInstance;
@@ -135,12 +136,12 @@ typedef struct srv_seq_sched {
   uint32_t backlog_count;
   srv_seq_slot_t *lru_head, *lru_tail;
   uint32_t active;       /* sequences bound to a slot */
-  uint64_t reaped_total; /* sequences ended by the idle timeout */
   struct srv_seq_reaped *reaped; /* the latest reaped IDs, for errors */
   uint32_t reaped_next;
   void *zeros; /* padding data: zeros */
   uint64_t zeros_size;
   uint32_t drained, gone; /* slots that answered the stop's two steps */
+  srv_sequence_stats_t stats; /* read by ModelStatistics (m->stats.sequences) */
   bool drain_sent, stop_sent;
 } srv_seq_sched_t;
 

@@ -49,6 +49,7 @@ srv_status_t *srv_seq_start(srv_model_t *m) {
     SRV_FATAL("out of memory");
   memset(s->slots, 0, sizeof *s->slots * s->slot_count);
   s->map = srv_seq_map_new();
+  m->stats.sequences = &s->stats;
   static const srv_queue_policy_t no_policy = {0};
   uint32_t room = per > m->batcher.max_batch ? per : m->batcher.max_batch;
   for (uint32_t i = 0; i < m->instance_count; i++) {
@@ -116,6 +117,7 @@ void srv_seq_free(srv_model_t *m) {
   for (uint32_t i = 0; s->reaped != NULL && i < SRV_SEQ_REAPED_KEPT; i++)
     free(s->reaped[i].key.id_string);
   srv_seq_map_free(s->map);
+  m->stats.sequences = NULL;
   free(s->reaped);
   free(s->free_heap);
   free(s->instances);

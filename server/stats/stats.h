@@ -18,6 +18,13 @@ typedef struct {
   srv_duration_t compute_input, compute_infer, compute_output;
 } srv_batch_stats_t;
 
+/* The sequence batcher's counters (sched/sequence.c writes, on the model
+ * actor; gauges are stored, not added). */
+typedef struct {
+  _Atomic uint64_t active, backlog; /* now */
+  _Atomic uint64_t started, ended, idle_ended, cancel_ended, stream_ended;
+} srv_sequence_stats_t;
+
 typedef struct {
   srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
@@ -28,6 +35,7 @@ typedef struct {
   uint32_t batch_limit;                 /* batch sizes 1..batch_limit */
   struct srv_batch_table *batches;      /* per batch size (batch_stats.h) */
   struct srv_response_stats *responses; /* per response index (response_stats.h) */
+  srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
 } srv_stats_t;
 
 /** Sets up statistics for batch sizes 1..max_batch (at least 1); per-size

@@ -274,9 +274,10 @@ class BacklogAndIdle(unittest.TestCase):
     def setUpClass(cls):
         tmp = os.environ.get("TEST_TMPDIR")
         cls.repo = tempfile.mkdtemp(prefix="repo", dir=tmp)
-        os.makedirs(os.path.join(cls.repo, "one_slot", "1"))
-        with open(os.path.join(cls.repo, "one_slot", "config.pbtxt"), "w") as f:
-            f.write(ONE_SLOT % int(IDLE_US * SLOW))
+        for name, idle in (("one_slot", int(IDLE_US * SLOW)), ("one_slot_long", 600000000)):
+            os.makedirs(os.path.join(cls.repo, name, "1"))
+            with open(os.path.join(cls.repo, name, "config.pbtxt"), "w") as f:
+                f.write((ONE_SLOT % idle).replace('"one_slot"', '"%s"' % name))
         cls.server = Server("--log-verbose=1", repo=cls.repo)
         cls.stub = cls.server.inference()
 
@@ -313,6 +314,40 @@ class BacklogAndIdle(unittest.TestCase):
         # The slot is free again.
         self.assertEqual(out_value(self.infer(seq_request(m, 4, 82, start=True,
                                                           end=True))), 4)
+
+
+class StreamCloseEndsSequences(BacklogAndIdle):
+    """Beyond Triton: a stream that closes ends the sequences it left open,
+    so their slots free at once, not after max_sequence_idle_microseconds
+    (600 s here)."""
+
+    def test_backlog_waits_for_the_slot(self):
+        pass  # the parent's, not repeated here
+
+    def test_an_idle_sequence_is_reaped(self):
+        pass
+
+    def stats(self, model):
+        resp = self.stub.ModelStatistics(
+            harness.grpc_service_pb2.ModelStatisticsRequest(name=model), timeout=RPC_TIMEOUT)
+        return resp.model_stats[0].sequence_stats
+
+    def test_a_closed_stream_frees_its_slots(self):
+        m = "one_slot_long"
+        stream = Stream(self.stub)
+        stream.put(seq_request(m, 3, 91, start=True, rid="a"))
+        self.assertEqual(stream.responses(1), {"a": 3})
+        self.assertEqual(self.stats(m).active, 1)
+        stream.close()  # half-close: the stream ends, sequence 91 with it
+        # The only slot is free again: a new sequence runs at once.
+        self.assertEqual(out_value(self.infer(seq_request(m, 4, 92, start=True, end=True),
+                                              timeout=20 * SLOW)), 4)
+        st = self.stats(m)
+        self.assertEqual((st.stream_ended, st.started, st.ended, st.active, st.backlog),
+                         (1, 2, 1, 0, 0))
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.infer(seq_request(m, 1, 91))
+        self.assertIn("must specify the START flag", cm.exception.details())
 
 
 # The recorder backend logs each batch's request ids: with oldest batching,

@@ -1,0 +1,78 @@
+/* The sequences of a stream (see stream_sequences.h): a small array, as
+ * a stream carries few at a time; END finds its entry by a linear scan. */
+#include "server/grpc/stream_sequences.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/common/log.h"
+
+struct srv_stream_seq {
+  srv_model_t *model; /* a reference */
+  uint64_t id;
+  char *id_string; /* owned, or NULL */
+};
+
+static bool same(const srv_stream_seq_t *e, const srv_model_t *m,
+                 const TRITONBACKEND_Request *r) {
+  if (e->model != m) return false;
+  if (r->correlation_id_string != NULL)
+    return e->id_string != NULL && strcmp(e->id_string, r->correlation_id_string) == 0;
+  return e->id_string == NULL && e->id == r->correlation_id;
+}
+
+static void drop(srv_stream_sequences_t *t, uint32_t i) {
+  srv_model_unref(t->items[i].model);
+  free(t->items[i].id_string);
+  t->items[i] = t->items[--t->count];
+}
+
+void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
+                               const TRITONBACKEND_Request *r) {
+  uint32_t flags = r->flags & (TRITONSERVER_REQUEST_FLAG_SEQUENCE_START |
+                               TRITONSERVER_REQUEST_FLAG_SEQUENCE_END);
+  if (flags == 0 || !srv_model_has_sequences(m)) return;
+  for (uint32_t i = 0; i < t->count; i++)
+    if (same(&t->items[i], m, r)) {
+      if (flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) drop(t, i);
+      return; /* a START again: still the one entry */
+    }
+  if (flags != TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) return; /* ends at once */
+  if (t->count == SRV_STREAM_SEQUENCES_MAX) {
+    SRV_VERBOSE(1, "ModelStreamInfer: %u sequences open on one stream: a new one ends by "
+                   "its idle timeout only",
+                SRV_STREAM_SEQUENCES_MAX);
+    return;
+  }
+  if (t->count == t->cap) {
+    uint32_t cap = t->cap ? 2 * t->cap : 8;
+    srv_stream_seq_t *bigger = realloc(t->items, cap * sizeof *bigger);
+    if (bigger == NULL) SRV_FATAL("out of memory");
+    t->items = bigger;
+    t->cap = cap;
+  }
+  srv_stream_seq_t *e = &t->items[t->count++];
+  srv_model_ref(m);
+  e->model = m;
+  e->id = r->correlation_id;
+  e->id_string = NULL;
+  if (r->correlation_id_string != NULL) {
+    e->id_string = strdup(r->correlation_id_string);
+    if (e->id_string == NULL) SRV_FATAL("out of memory");
+  }
+}
+
+void srv_stream_sequences_end_all(srv_stream_sequences_t *t) {
+  while (t->count > 0) {
+    srv_stream_seq_t *e = &t->items[t->count - 1];
+    srv_model_sequence_end(e->model, e->id, e->id_string);
+    drop(t, t->count - 1);
+  }
+}
+
+void srv_stream_sequences_free(srv_stream_sequences_t *t) {
+  srv_stream_sequences_end_all(t);
+  free(t->items);
+  t->items = NULL;
+  t->cap = 0;
+}

@@ -1,0 +1,35 @@
+/* The sequences a ModelStreamInfer stream started and has not ended yet,
+ * so that they end when the stream closes or is cancelled, at once, and
+ * free their sequence slots (beyond Triton, which keeps them until their
+ * idle timeout). A stream's actor only. */
+#ifndef NEREID_SERVER_GRPC_STREAM_SEQUENCES_H
+#define NEREID_SERVER_GRPC_STREAM_SEQUENCES_H
+
+#include <stdint.h>
+
+#include "server/core/core.h"
+
+/** Sequences one stream keeps track of; past it, a sequence started on the
+ *  stream ends by its idle timeout only (README, "Limits"). */
+#define SRV_STREAM_SEQUENCES_MAX 16384u
+
+typedef struct srv_stream_seq srv_stream_seq_t;
+
+typedef struct {
+  srv_stream_seq_t *items;
+  uint32_t count, cap;
+} srv_stream_sequences_t;
+
+/** Notes what request r (just accepted for model m) does to its sequence:
+ *  START adds it (taking a reference on m), END drops it. Requests to
+ *  models without a sequence batcher are ignored. */
+void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
+                               const TRITONBACKEND_Request *r);
+
+/** Ends every sequence still noted (srv_model_sequence_end) and empties t. */
+void srv_stream_sequences_end_all(srv_stream_sequences_t *t);
+
+/** Frees t (after end_all). */
+void srv_stream_sequences_free(srv_stream_sequences_t *t);
+
+#endif
