@@ -648,6 +648,72 @@ static void test_state_and_trace(void) {
                "state is NULL");
 }
 
+/* ---- in-process requests of a sequence (the sequence batcher) ---- */
+
+/* One step of a sequence of simple_sequence_state (an accumulator in
+ * implicit state): *out is its OUTPUT, or INT32_MIN when it failed. */
+static void sequence_run(uint64_t id, const char *id_string, uint32_t flags, int32_t value,
+                         int32_t *out) {
+  *out = INT32_MIN;
+  const int64_t shape[2] = {1, 1};
+  call_t c;
+  call_init(&c, 0);
+  c.in0[0] = value;
+  TRITONSERVER_InferenceRequest *r = NULL;
+  OK(TRITONSERVER_InferenceRequestNew(&r, server(), "simple_sequence_state", -1));
+  REQUIRE(r != NULL);
+  if (id_string != NULL)
+    OK(TRITONSERVER_InferenceRequestSetCorrelationIdString(r, id_string));
+  else
+    OK(TRITONSERVER_InferenceRequestSetCorrelationId(r, id));
+  OK(TRITONSERVER_InferenceRequestSetFlags(r, flags));
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT", TRITONSERVER_TYPE_INT32, shape, 2));
+  OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT", c.in0, 4,
+                                                  TRITONSERVER_MEMORY_CPU, 0));
+  OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, &c));
+  OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, env.allocator, NULL, on_response,
+                                                      &c));
+  c.delete_request = true;
+  OK(TRITONSERVER_ServerInferAsync(server(), r, NULL));
+  REQUIRE(call_wait(&c));
+  TRITONSERVER_InferenceResponse *resp = c.resp[0];
+  if (resp != NULL && TRITONSERVER_InferenceResponseError(resp) == NULL) {
+    const char *name;
+    TRITONSERVER_DataType dt;
+    const int64_t *oshape;
+    uint64_t dims;
+    const void *base;
+    size_t size;
+    TRITONSERVER_MemoryType mt;
+    int64_t mt_id;
+    void *userp;
+    OK(TRITONSERVER_InferenceResponseOutput(resp, 0, &name, &dt, &oshape, &dims, &base,
+                                            &size, &mt, &mt_id, &userp));
+    if (size == 4) memcpy(out, base, 4);
+  }
+  call_free(&c);
+}
+
+static int32_t sequence_step(uint64_t id, const char *id_string, uint32_t flags,
+                             int32_t value) {
+  int32_t out;
+  sequence_run(id, id_string, flags, value, &out);
+  return out;
+}
+
+static void test_sequence(void) {
+  const uint32_t start = TRITONSERVER_REQUEST_FLAG_SEQUENCE_START;
+  const uint32_t end = TRITONSERVER_REQUEST_FLAG_SEQUENCE_END;
+  CHECK_EQ_U64(sequence_step(55, NULL, start, 3), 3);
+  CHECK_EQ_U64(sequence_step(56, NULL, start, 100), 100); /* interleaved */
+  CHECK_EQ_U64(sequence_step(55, NULL, 0, 4), 7);
+  CHECK_EQ_U64(sequence_step(56, NULL, end, 1), 101);
+  CHECK_EQ_U64(sequence_step(55, NULL, end, 5), 12);
+  CHECK_EQ_U64(sequence_step(0, "bls-seq", start | end, 9), 9);
+  /* Ended: a next request without START is refused. */
+  CHECK(sequence_step(55, NULL, 0, 1) == INT32_MIN);
+}
+
 /* ---- many requests from several threads; each release callback deletes
  * its request ---- */
 
@@ -739,6 +805,9 @@ static bool repository_make(void) {
   ok = ok && model_add("simple", simple, "");
   ok = ok && model_add("simple_string", string, "");
   ok = ok && model_add("repeat_int32", repeat, "");
+  char *sequence = file_read("examples/models/simple_sequence_state/config.pbtxt");
+  ok = ok && sequence != NULL && model_add("simple_sequence_state", sequence, "");
+  free(sequence);
   char *name = ok ? strstr(simple, "name: \"simple\"") : NULL;
   ok = ok && name != NULL;
   if (ok) memset(name, ' ', strlen("name: \"simple\"")); /* named by its folder */
@@ -797,6 +866,7 @@ int main(void) {
   }
   static const unit_case_t cases[] = {
       UNIT_CASE(test_simple_infer),     UNIT_CASE(test_unknown_model),
+      UNIT_CASE(test_sequence),
       UNIT_CASE(test_refused_requests), UNIT_CASE(test_refused_batch_and_state),
       UNIT_CASE(test_model_queries),    UNIT_CASE(test_decoupled),
       UNIT_CASE(test_bytes_split),      UNIT_CASE(test_response_conversion),
