@@ -4,10 +4,11 @@
  * and version -> srv_infer_request_build with its checks (infer_contents.c,
  * model/infer_check.c) against models made from real configs: INT32 with
  * dynamic batching, BYTES, FP16 and the narrow types, optional and ragged
- * inputs, max_batch_size 0, and the sequence parameters. A request
- * accepted must be one a backend can read safely; a request refused must
- * get an error naming the model (or Triton's text for a parameter's
- * type).
+ * inputs, max_batch_size 0 (`types` has only optional inputs, so that the
+ * typed contents of the narrow types can come without a raw FP16 input
+ * beside them), and the sequence parameters. A request accepted must be
+ * one a backend can read safely; a request refused must get an error
+ * naming the model (or Triton's text for a parameter's type).
  * Single-threaded (libFuzzer or test/fuzz/fuzz_driver.c). */
 #include <string.h>
 
@@ -36,7 +37,7 @@ static const char *const kModels[] = {
     "       {name: 'FLAGS' data_type: TYPE_BOOL dims: [2]}]\n"
     "output [{name: 'OUT' data_type: TYPE_STRING dims: [-1]}]",
     "name: 'types' backend: 'fuzz' max_batch_size: 0\n"
-    "input [{name: 'F16' data_type: TYPE_FP16 dims: [2, -1]},\n"
+    "input [{name: 'F16' data_type: TYPE_FP16 dims: [2, -1] optional: true},\n"
     "       {name: 'BF16' data_type: TYPE_BF16 dims: [2] optional: true},\n"
     "       {name: 'I8' data_type: TYPE_INT8 dims: [4] optional: true},\n"
     "       {name: 'I16' data_type: TYPE_INT16 dims: [-1] optional: true},\n"
