@@ -9,7 +9,7 @@
 /* Triton's extension names, for what really works; more as they land. */
 const char *const srv_extensions[] = {"model_repository",
                                       "model_repository(unload_dependents)",
-                                      "model_configuration", "statistics"};
+                                      "model_configuration", "sequence", "statistics"};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
 /* Like tritonserver: while exiting, liveness and readiness calls fail. */

@@ -38,7 +38,7 @@ class ServerRpcs(unittest.TestCase):
         # Only extensions that really work are listed.
         self.assertEqual(list(md.extensions),
                          ["model_repository", "model_repository(unload_dependents)",
-                          "model_configuration", "statistics"])
+                          "model_configuration", "sequence", "statistics"])
 
     def test_health_check(self):
         health = self.server.health()
