@@ -607,28 +607,49 @@ static void reap(srv_model_t *m, uint64_t now) {
 
 /* ---- cancels ------------------------------------------------------------- */
 
+/* A backlog request was cancelled: as in Triton, its whole sequence ends
+ * with it, before it ever held a slot. */
+static void backlog_cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
+  srv_seq_sched_t *s = sched_of(m);
+  srv_seq_t *prev_seq = NULL;
+  for (srv_seq_t *seq = s->backlog_head; seq != NULL; prev_seq = seq, seq = seq->backlog_next) {
+    bool here = false;
+    for (TRITONBACKEND_Request *x = seq->backlog_head; x != NULL && !here; x = x->next)
+      here = x == r;
+    if (!here) continue;
+    if (prev_seq != NULL)
+      prev_seq->backlog_next = seq->backlog_next;
+    else
+      s->backlog_head = seq->backlog_next;
+    if (s->backlog_tail == seq) s->backlog_tail = prev_seq;
+    s->backlog_count--;
+    count(&s->stats.cancel_ended);
+    TRITONBACKEND_Request *x;
+    while ((x = seq->backlog_head) != NULL) {
+      seq->backlog_head = x->next;
+      x->next = NULL;
+      x->queued = false;
+      if (x == r)
+        srv_request_fail(x, TRITONSERVER_ERROR_CANCELLED,
+                         "request '%s' for model '%s' was cancelled before it ran", x->id,
+                         m->name);
+      else
+        srv_request_fail(x, TRITONSERVER_ERROR_CANCELLED,
+                         "model '%s': the sequence was cancelled: one of its requests was",
+                         m->name);
+    }
+    srv_seq_map_remove(s->map, seq);
+    srv_seq_free_one(seq);
+    return;
+  }
+}
+
 /* The owner keeps r and its state while the cancel is out (request.h). */
 static void cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
   srv_seq_sched_t *s = sched_of(m);
   act_actor_t *owner = r->state->owner;
   if (r->queued && r->seq_slot == NULL) { /* in the backlog */
-    for (srv_seq_t *seq = s->backlog_head; seq != NULL; seq = seq->backlog_next) {
-      TRITONBACKEND_Request *prev = NULL;
-      for (TRITONBACKEND_Request *x = seq->backlog_head; x != NULL; prev = x, x = x->next) {
-        if (x != r) continue;
-        if (prev != NULL)
-          prev->next = x->next;
-        else
-          seq->backlog_head = x->next;
-        if (seq->backlog_tail == x) seq->backlog_tail = prev;
-        r->queued = false;
-        srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
-                         "request '%s' for model '%s' was cancelled before it ran", r->id,
-                         m->name);
-        goto done;
-      }
-    }
-  done:
+    backlog_cancel(m, r);
     r->cancel_msg.kind = SRV_MSG_INFER_CANCEL_DONE;
     act_send(owner, &r->cancel_msg);
     return;
@@ -777,8 +798,9 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
   srv_model_t *m = act_actor_state(self);
   srv_seq_sched_t *s = sched_of(m);
   switch (msg->kind) {
-    case SRV_MODEL_REQUEST:
+    case SRV_MODEL_REQUEST: /* nothing to batch yet: the slot lends it */
       route(m, (TRITONBACKEND_Request *)msg);
+      gauges_publish(s);
       return;
     case SRV_SEQ_OFFER_AFTER_STEP:
       step_answered(m, ((TRITONBACKEND_Request *)msg)->seq_slot);
@@ -807,7 +829,7 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_MODEL_CANCEL:
       cancel(m, (TRITONBACKEND_Request *)((char *)msg -
                                           offsetof(TRITONBACKEND_Request, cancel_msg)));
-      return;
+      break;
     case SRV_MODEL_TIMER:
       m->timer_at = 0;
       m->timer_flying = false;

@@ -334,6 +334,7 @@ class StreamCloseEndsSequences(BacklogAndIdle):
 
     def test_a_closed_stream_frees_its_slots(self):
         m = "one_slot_long"
+        before = self.stats(m)
         stream = Stream(self.stub)
         stream.put(seq_request(m, 3, 91, start=True, rid="a"))
         self.assertEqual(stream.responses(1), {"a": 3})
@@ -343,11 +344,70 @@ class StreamCloseEndsSequences(BacklogAndIdle):
         self.assertEqual(out_value(self.infer(seq_request(m, 4, 92, start=True, end=True),
                                               timeout=20 * SLOW)), 4)
         st = self.stats(m)
-        self.assertEqual((st.stream_ended, st.started, st.ended, st.active, st.backlog),
-                         (1, 2, 1, 0, 0))
+        self.assertEqual((st.stream_ended - before.stream_ended, st.started - before.started,
+                          st.ended - before.ended, st.active, st.backlog), (1, 2, 1, 0, 0))
         with self.assertRaises(grpc.RpcError) as cm:
             self.infer(seq_request(m, 1, 91))
         self.assertIn("must specify the START flag", cm.exception.details())
+
+    def test_a_cancelled_backlog_request_ends_its_sequence(self):
+        m = "one_slot_long"
+        before = self.stats(m)
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 95, start=True))), 1)
+        waiting = self.stub.ModelInfer.future(seq_request(m, 10, 96, start=True),
+                                              timeout=RPC_TIMEOUT)
+        deadline = time.monotonic() + 10 * SLOW
+        while self.stats(m).backlog != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(self.stats(m).backlog, 1)
+        waiting.cancel()
+        while self.stats(m).backlog != 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        st = self.stats(m)
+        self.assertEqual((st.backlog, st.cancel_ended - before.cancel_ended), (0, 1))
+        self.assertEqual(out_value(self.infer(seq_request(m, 2, 95, end=True))), 3)
+        # Sequence 96 ended with its request: it holds no slot now.
+        self.assertEqual(out_value(self.infer(seq_request(m, 7, 97, start=True, end=True),
+                                              timeout=20 * SLOW)), 7)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.infer(seq_request(m, 1, 96))
+        self.assertIn("must specify the START flag", cm.exception.details())
+
+
+class Unload(unittest.TestCase):
+    """Unloading a sequence model while sequences run, wait in the backlog
+    and sit idle in their slots: every request is answered, OK or
+    UNAVAILABLE, the model reloads and serves again, and the server stops
+    clean."""
+
+    def test_unload_with_live_sequences(self):
+        server = Server("--model-control-mode=explicit", "--load-model=simple_sequence_state",
+                        repo=harness.EXAMPLES)
+        try:
+            stub = server.inference()
+            m = "simple_sequence_state"
+            for s in range(4):  # bound, idle
+                stub.ModelInfer(seq_request(m, 1, 700 + s, start=True), timeout=RPC_TIMEOUT)
+            stream = Stream(stub)
+            n = 40  # 8 slots: most wait in the backlog
+            for k in range(3):
+                for s in range(n):
+                    stream.put(seq_request(m, 1, 800 + s, start=k == 0, rid="%d:%d" % (s, k)))
+            stub.RepositoryModelUnload(
+                harness.grpc_service_pb2.RepositoryModelUnloadRequest(model_name=m),
+                timeout=RPC_TIMEOUT)
+            got = stream.responses(3 * n)
+            stream.close()
+            for rid, v in got.items():
+                if isinstance(v, str):  # refused at the model, or after it left
+                    self.assertRegex(v, "unloading|has no available versions: unloaded", rid)
+            stub.RepositoryModelLoad(
+                harness.grpc_service_pb2.RepositoryModelLoadRequest(model_name=m),
+                timeout=RPC_TIMEOUT)
+            self.assertEqual(out_value(stub.ModelInfer(
+                seq_request(m, 5, 700, start=True, end=True), timeout=RPC_TIMEOUT)), 5)
+        finally:
+            stop_clean(server)
 
 
 # The recorder backend logs each batch's request ids: with oldest batching,
