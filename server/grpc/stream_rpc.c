@@ -617,7 +617,7 @@ static void stream_behaviour(act_actor_t *self, act_msg_t *msg) {
       if (!s->status_sent) stream_abort(s);
       /* Its client is gone: so are the sequences it left open (beyond
        * Triton, which keeps their slots until the idle timeout). */
-      srv_stream_sequences_end_all(&s->seqs);
+      srv_stream_sequences_end_all(&s->seqs, srv_frontend_server(s->fe));
       break;
     case SRV_MSG_INFER_RESPONSE:
       on_response(s, (TRITONBACKEND_Response *)msg);

@@ -2,29 +2,41 @@
  * a stream carries few at a time; END finds its entry by a linear scan. */
 #include "server/grpc/stream_sequences.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/common/log.h"
+#include "server/grpc/model_lookup.h"
 
 struct srv_stream_seq {
-  srv_model_t *model; /* a reference */
+  const srv_model_t *model; /* identity only: no reference, never followed */
+  uint64_t serial;          /* the model's load, for the lookup at the end */
+  char *name;               /* the model's name (owned) */
+  int64_t version;
   uint64_t id;
   char *id_string; /* owned, or NULL */
 };
 
 static bool same(const srv_stream_seq_t *e, const srv_model_t *m,
                  const TRITONBACKEND_Request *r) {
-  if (e->model != m) return false;
+  if (e->model != m || e->serial != srv_model_serial(m)) return false;
   if (r->correlation_id_string != NULL)
     return e->id_string != NULL && strcmp(e->id_string, r->correlation_id_string) == 0;
   return e->id_string == NULL && e->id == r->correlation_id;
 }
 
 static void drop(srv_stream_sequences_t *t, uint32_t i) {
-  srv_model_unref(t->items[i].model);
+  free(t->items[i].name);
   free(t->items[i].id_string);
   t->items[i] = t->items[--t->count];
+}
+
+static char *copy(const char *s) {
+  char *c = strdup(s);
+  if (c == NULL) SRV_FATAL("out of memory");
+  return c;
 }
 
 void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
@@ -51,27 +63,38 @@ void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
     t->items = bigger;
     t->cap = cap;
   }
+  srv_model_desc_t d;
+  srv_model_describe(m, &d);
   srv_stream_seq_t *e = &t->items[t->count++];
-  srv_model_ref(m);
   e->model = m;
+  e->serial = srv_model_serial(m);
+  e->name = copy(d.name);
+  e->version = d.version;
   e->id = r->correlation_id;
-  e->id_string = NULL;
-  if (r->correlation_id_string != NULL) {
-    e->id_string = strdup(r->correlation_id_string);
-    if (e->id_string == NULL) SRV_FATAL("out of memory");
-  }
+  e->id_string = r->correlation_id_string != NULL ? copy(r->correlation_id_string) : NULL;
 }
 
-void srv_stream_sequences_end_all(srv_stream_sequences_t *t) {
+void srv_stream_sequences_end_all(srv_stream_sequences_t *t, srv_server_t *srv) {
   while (t->count > 0) {
     srv_stream_seq_t *e = &t->items[t->count - 1];
-    srv_model_sequence_end(e->model, e->id, e->id_string);
+    char version[24];
+    snprintf(version, sizeof version, "%" PRId64, e->version);
+    srv_model_t *m = NULL;
+    srv_status_t *st = srv_model_lookup(srv, upb_StringView_FromString(e->name),
+                                        upb_StringView_FromString(version), &m);
+    if (st == NULL) {
+      /* Unloaded since, or loaded again: its sequences are gone already. */
+      if (m == e->model && srv_model_serial(m) == e->serial)
+        srv_model_sequence_end(m, e->id, e->id_string);
+      srv_model_unref(m);
+    }
+    srv_status_free(st);
     drop(t, t->count - 1);
   }
 }
 
 void srv_stream_sequences_free(srv_stream_sequences_t *t) {
-  srv_stream_sequences_end_all(t);
+  while (t->count > 0) drop(t, t->count - 1);
   free(t->items);
   t->items = NULL;
   t->cap = 0;

@@ -21,15 +21,18 @@ typedef struct {
 } srv_stream_sequences_t;
 
 /** Notes what request r (just accepted for model m) does to its sequence:
- *  START adds it (taking a reference on m), END drops it. Requests to
- *  models without a sequence batcher are ignored. */
+ *  START adds it, END drops it. Requests to models without a sequence
+ *  batcher are ignored. No reference on m is kept: an open sequence must
+ *  not hold its model's unload back, so the model is found again by name
+ *  and version at the end, and only the same load of it is told. */
 void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
                                const TRITONBACKEND_Request *r);
 
-/** Ends every sequence still noted (srv_model_sequence_end) and empties t. */
-void srv_stream_sequences_end_all(srv_stream_sequences_t *t);
+/** Ends every sequence still noted (srv_model_sequence_end) on the models
+ *  of `srv` that are still the loads that started them, and empties t. */
+void srv_stream_sequences_end_all(srv_stream_sequences_t *t, srv_server_t *srv);
 
-/** Frees t (after end_all). */
+/** Frees t; what is still noted is forgotten (call end_all first). */
 void srv_stream_sequences_free(srv_stream_sequences_t *t);
 
 #endif

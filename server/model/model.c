@@ -26,9 +26,12 @@ static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *na
                               int64_t version) {
   srv_model_t *m = calloc(1, sizeof *m);
   if (m == NULL) SRV_FATAL("out of memory");
+  static _Atomic uint64_t loads;
   m->server = srv;
   m->name = srv_strdup(name);
   m->version = version;
+  /* Relaxed: only uniqueness matters. */
+  m->serial = atomic_fetch_add_explicit(&loads, 1, memory_order_relaxed) + 1;
   snprintf(m->version_string, sizeof m->version_string, "%lld", (long long)version);
   m->dir = srv_strdup(dir);
   char vdir[PATH_MAX];
@@ -208,6 +211,8 @@ srv_stats_t *srv_model_stats(srv_model_t *m) { return &m->stats; }
 const char *srv_model_name(const srv_model_t *m) { return m->name; }
 
 bool srv_model_has_sequences(const srv_model_t *m) { return m->seq != NULL; }
+
+uint64_t srv_model_serial(const srv_model_t *m) { return m->serial; }
 
 void srv_model_stop(srv_model_t *m) { act_send(&m->actor, &m->stop_msg); }
 

@@ -36,6 +36,7 @@ enum {
 struct TRITONBACKEND_Model {
   char *name;
   int64_t version;
+  uint64_t serial; /* srv_model_serial */
   char version_string[24]; /* as the protocol spells it, made once at load */
   char *dir;               /* <repository>/<model> */
   char *version_dir;       /* <repository>/<model>/<version> */

@@ -59,6 +59,10 @@ void srv_model_unref(srv_model_t *m);
  *  stopping answers it UNAVAILABLE. */
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request);
 
+/** A number no other load of any model has had (loads are counted), to
+ *  tell a model apart from a later load of the same name and version. */
+uint64_t srv_model_serial(const srv_model_t *m);
+
 /** Whether m has a sequence batcher (sequence_batching). Any thread. */
 bool srv_model_has_sequences(const srv_model_t *m);
 
