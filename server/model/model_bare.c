@@ -12,6 +12,10 @@
 #include "server/model/model.h"
 #include "server/model/model_check.h"
 #include "server/sched/batcher.h"
+#include "server/sched/sequence.h"
+
+/* No folder: an initial_state data_file is looked for here and never found. */
+#define BARE_DIR "/nonexistent/nereid-bare-model"
 
 /* The model's own copy, as loading takes one: completion changes it. */
 static void config_copy(srv_model_t *m, const inference_ModelConfig *config) {
@@ -29,6 +33,7 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
   srv_model_t *m = calloc(1, sizeof *m);
   if (m == NULL) SRV_FATAL("out of memory");
   m->name = srv_strdup(name);
+  m->dir = srv_strdup(BARE_DIR);
   m->version = 1;
   snprintf(m->version_string, sizeof m->version_string, "1");
   m->arena = upb_Arena_New();
@@ -40,6 +45,8 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
                                             cfg_model_config_def(), &m->config_json_len);
     st = srv_batcher_setup(m);
   }
+  if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config))
+    st = srv_seq_setup(m, "config"); /* the settings only: no slot starts */
   if (st != NULL) {
     srv_model_bare_free(m);
     return st;
@@ -56,10 +63,12 @@ const char *srv_model_bare_config_json(const srv_model_t *m, size_t *len) {
 }
 
 void srv_model_bare_free(srv_model_t *m) {
+  srv_seq_free(m);
   srv_batcher_free(m);
   srv_stats_free(&m->stats);
   free(m->config_json);
   free(m->name);
+  free(m->dir);
   upb_Arena_Free(m->arena);
   free(m);
 }
