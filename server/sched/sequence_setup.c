@@ -16,8 +16,15 @@ static void oldest_batcher(srv_model_t *m, const srv_seq_config_t *c) {
   srv_batcher_t *b = &m->batcher;
   b->dynamic = true;
   b->max_batch = m->max_batch_size > 0 ? (uint32_t)m->max_batch_size : 1;
-  b->preferred = c->preferred; /* in the model's arena */
+  /* The batcher owns (and srv_batcher_free frees) its own copy. */
+  free(b->preferred);
+  b->preferred = NULL;
   b->preferred_count = c->preferred_count;
+  if (c->preferred_count > 0) {
+    b->preferred = malloc(c->preferred_count * sizeof *b->preferred);
+    if (b->preferred == NULL) SRV_FATAL("out of memory");
+    memcpy(b->preferred, c->preferred, c->preferred_count * sizeof *b->preferred);
+  }
   b->max_delay_ns = c->oldest_delay_ns;
   b->preserve_ordering = c->preserve_ordering;
 }
