@@ -418,7 +418,8 @@ name: "recorded"
 backend: "recorder"
 max_batch_size: 8
 sequence_batching {
-  oldest { max_candidate_sequences: 16 max_queue_delay_microseconds: 20000 }
+  oldest { max_candidate_sequences: 16 max_queue_delay_microseconds: 20000
+           preferred_batch_size: [ 2, 4 ] }
   control_input [
     { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
     { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] }
