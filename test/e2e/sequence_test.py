@@ -374,6 +374,43 @@ class StreamCloseEndsSequences(BacklogAndIdle):
         self.assertIn("must specify the START flag", cm.exception.details())
 
 
+class BadConfig(unittest.TestCase):
+    """A bad sequence_batching config fails that model's load, naming the
+    file and the field; the server and its other models serve on."""
+
+    def test_bad_sequence_config_fails_that_model_only(self):
+        tmp = os.environ.get("TEST_TMPDIR")
+        repo = tempfile.mkdtemp(prefix="repo", dir=tmp)
+        good = ONE_SLOT % 1000000
+        bad_control = good.replace("int32_false_true: [ 0, 1 ] } ] },\n    { name: \"READY\"",
+                                   "} ] },\n    { name: \"READY\"")
+        self.assertNotEqual(bad_control, good)
+        missing_file = good.replace("zero_data: true", "data_file: \"nope.bin\"")
+        for name, text in (("good", good), ("bad_control", bad_control),
+                           ("missing_file", missing_file)):
+            os.makedirs(os.path.join(repo, name, "1"))
+            with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+                f.write(text.replace('"one_slot"', '"%s"' % name))
+        server = Server("--exit-on-error=false", repo=repo)
+        try:
+            stub = server.inference()
+            index = stub.RepositoryIndex(harness.grpc_service_pb2.RepositoryIndexRequest(),
+                                         timeout=RPC_TIMEOUT)
+            states = {m.name: (m.state, m.reason) for m in index.models}
+            self.assertEqual(states["good"][0], "READY")
+            self.assertEqual(states["bad_control"][0], "UNAVAILABLE")
+            self.assertIn("bad_control/config.pbtxt", states["bad_control"][1])
+            self.assertIn("sequence_batching.control_input[0]", states["bad_control"][1])
+            self.assertIn("int32_false_true", states["bad_control"][1])
+            self.assertEqual(states["missing_file"][0], "UNAVAILABLE")
+            self.assertIn("initial_state", states["missing_file"][1])
+            self.assertIn("nope.bin", states["missing_file"][1])
+            self.assertEqual(out_value(stub.ModelInfer(
+                seq_request("good", 3, 1, start=True, end=True), timeout=RPC_TIMEOUT)), 3)
+        finally:
+            stop_clean(server)
+
+
 class Unload(unittest.TestCase):
     """Unloading a sequence model while sequences run, wait in the backlog
     and sit idle in their slots: every request is answered, OK or
