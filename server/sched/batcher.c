@@ -184,11 +184,12 @@ static uint64_t wait_end(uint64_t oldest, uint64_t delay) {
 
 uint32_t srv_batcher_take(srv_model_t *m, srv_instance_t *inst, uint64_t now_ns,
                           uint64_t *wait_until_ns) {
-  return srv_batcher_take_from(m, &m->queue, inst, now_ns, wait_until_ns);
+  return srv_batcher_take_from(m, &m->queue, inst, now_ns, false, wait_until_ns);
 }
 
 uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q, srv_instance_t *inst,
-                               uint64_t now_ns, uint64_t *wait_until_ns) {
+                               uint64_t now_ns, bool nothing_more,
+                               uint64_t *wait_until_ns) {
   const srv_batcher_t *b = &m->batcher;
   *wait_until_ns = 0;
   TRITONBACKEND_Request *first = srv_queue_first(q);
@@ -220,7 +221,8 @@ uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q, srv_instance_t *i
     }
   }
   uint32_t largest = b->preferred_count ? b->preferred[b->preferred_count - 1] : 0;
-  bool ready = closed || (largest != 0 && size >= largest) || b->max_delay_ns == 0 ||
+  bool ready = closed || nothing_more || (largest != 0 && size >= largest) ||
+               b->max_delay_ns == 0 ||
                now_ns - oldest >= b->max_delay_ns;
   if (!ready) {
     *wait_until_ns = wait_end(oldest, b->max_delay_ns);

@@ -38,10 +38,12 @@ uint32_t srv_batcher_take(srv_model_t *m, struct TRITONBACKEND_ModelInstance *in
                           uint64_t now_ns, uint64_t *wait_until_ns);
 
 /** srv_batcher_take from queue q instead of the model's (the sequence
- *  batcher's oldest strategy keeps one per instance). */
+ *  batcher's oldest strategy keeps one per instance). `nothing_more`: the
+ *  caller knows no request that could join is on its way, so the batch
+ *  goes without waiting for the delay. */
 uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q,
                                struct TRITONBACKEND_ModelInstance *inst, uint64_t now_ns,
-                               uint64_t *wait_until_ns);
+                               bool nothing_more, uint64_t *wait_until_ns);
 
 /** Sets up an instance's empty batch array. Loading thread. */
 void srv_batcher_room_init(srv_model_t *m, struct TRITONBACKEND_ModelInstance *inst);

@@ -107,6 +107,7 @@ typedef struct {
   srv_seq_slot_t **batch_slots; /* slot of each request in the batch; NULL: padding */
   int32_t pending;              /* steps of its last batch not answered yet */
   bool idle;                    /* the model actor holds it idle */
+  uint32_t bound;               /* its slots that hold a sequence (or end one) */
   srv_queue_t ready;            /* oldest: lent requests waiting for a batch */
   /* Padding requests (direct): reused once released. */
   struct srv_seq_null *nulls;
