@@ -13,7 +13,7 @@
 
 /* A: INT32 [16], B: BYTES [-1], C: FP32 [-1, 2]; batching up to 4. */
 static perf_input_t model_inputs[3];
-static perf_model_t model = {model_inputs, 3, 4, false};
+static perf_model_t model = {.inputs = model_inputs, .ninputs = 3, .max_batch_size = 4};
 
 static void model_init(void) {
   static char a[] = "A", b[] = "B", c[] = "C";

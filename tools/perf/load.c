@@ -30,13 +30,22 @@ bool perf_load_plan(const perf_options_t *o, unsigned concurrency, double rate,
     return perf_fail(err, "--inflight is for unary-async, stream and decoupled modes");
   if (o->inflight > 0 && o->mode == PERF_UNARY_ASYNC && o->connections > 0)
     return perf_fail(err, "unary-async: give --connections or --inflight, not both");
+  if (cfg->sequences) {
+    cfg->seq.lanes = concurrency ? concurrency : o->num_sequences;
+    if (!perf_seq_plan_check(
+            &cfg->seq, concurrency ? "--concurrency-range" : "--num-of-sequences", err))
+      return false;
+  }
   if (concurrency == 0) { /* open loop */
     if (o->inflight > 0)
       return perf_fail(err,
                        "--inflight applies to --concurrency-range, not request rates");
     cfg->connections = o->connections ? o->connections : 4;
+    if (cfg->sequences) /* a worker, and a stream, without a lane would idle */
+      cfg->threads = min_u(cfg->threads, cfg->seq.lanes);
     if (streams)
       cfg->streams = cfg->connections > cfg->threads ? cfg->connections : cfg->threads;
+    if (streams && cfg->sequences) cfg->streams = min_u(cfg->streams, cfg->seq.lanes);
     return true;
   }
   unsigned lanes = o->inflight ? (concurrency + o->inflight - 1) / o->inflight : 0;
@@ -58,10 +67,11 @@ bool perf_load_plan(const perf_options_t *o, unsigned concurrency, double rate,
   return true;
 }
 
-void perf_worker_ok(perf_worker_t *w, uint64_t latency_ns) {
+void perf_worker_ok(perf_worker_t *w, uint64_t latency_ns, bool ended) {
   pthread_mutex_lock(&w->mu);
   perf_hist_record(&w->win.latency, latency_ns);
   w->win.completed++;
+  w->win.sequences += ended;
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -118,14 +128,43 @@ static uint64_t next_gap(perf_worker_t *w) {
   return (uint64_t)(-log(u) * w->gap_ns);
 }
 
+void perf_worker_seq_step(perf_worker_t *w, perf_seq_t *seq) {
+  if (w->stopping) perf_seq_end_next(seq);
+  perf_seq_advance(seq, &w->load->cfg.seq, &w->rng);
+}
+
+bool perf_worker_seq_goes_on(const perf_worker_t *w, const perf_seq_t *seq) {
+  return !w->stopping || (perf_seq_open(seq) && !w->cancelled);
+}
+
+void perf_worker_lane_idle(perf_worker_t *w, perf_seq_t *seq) {
+  seq->next_idle = NULL;
+  if (w->idle_tail)
+    w->idle_tail->next_idle = seq;
+  else
+    w->idle_head = seq;
+  w->idle_tail = seq;
+}
+
+static perf_seq_t *lane_take(perf_worker_t *w) {
+  perf_seq_t *seq = w->idle_head;
+  if (seq == NULL) PERF_FATAL("no idle sequence within --num-of-sequences");
+  w->idle_head = seq->next_idle;
+  if (w->idle_head == NULL) w->idle_tail = NULL;
+  return seq;
+}
+
 /* Open loop: one request, scheduled at `at`, on the worker's next call or
- * stream. */
-static void send_one(perf_worker_t *w, uint64_t at) {
+ * stream; in sequence mode, lane seq's next step, on its stream. */
+static void send_on(perf_worker_t *w, uint64_t at, perf_seq_t *seq) {
   perf_load_t *l = w->load;
   if (w->nstreams > 0) {
-    perf_stream_t *s = &w->streams[w->next_stream];
-    w->next_stream = (w->next_stream + 1) % w->nstreams;
-    perf_stream_enqueue(s, at);
+    size_t k = w->next_stream;
+    if (seq != NULL)
+      k = seq->stream; /* a sequence keeps to one stream */
+    else
+      w->next_stream = (w->next_stream + 1) % w->nstreams;
+    perf_stream_enqueue(&w->streams[k], at, seq);
     return;
   }
   unsigned channel = (unsigned)(w->next_channel++ % l->cfg.connections);
@@ -141,7 +180,33 @@ static void send_one(perf_worker_t *w, uint64_t at) {
     }
     w->unary[w->nunary++] = u;
   }
+  u->seq = seq;
   perf_unary_start(u, at);
+}
+
+/* Open loop: the scheduled request at `at`; in sequence mode, the next
+ * step of the lane idle longest (the cap keeps one idle). */
+static void send_one(perf_worker_t *w, uint64_t at) {
+  send_on(w, at, w->load->cfg.sequences ? lane_take(w) : NULL);
+}
+
+void perf_worker_lane_done(perf_worker_t *w, perf_seq_t *seq, uint64_t now) {
+  if (w->stopping && perf_worker_seq_goes_on(w, seq))
+    send_on(w, now, seq);
+  else
+    perf_worker_lane_idle(w, seq);
+}
+
+/* Open loop, the load stops: idle lanes whose sequence is open send its END. */
+static void lanes_end_idle(perf_worker_t *w) {
+  perf_seq_t *idle = w->idle_head;
+  w->idle_head = w->idle_tail = NULL;
+  uint64_t now = perf_now_ns();
+  while (idle != NULL) {
+    perf_seq_t *next = idle->next_idle;
+    perf_worker_lane_done(w, idle, now);
+    idle = next;
+  }
 }
 
 /* Open loop: sends every request whose time has come, as far as the cap
@@ -186,6 +251,7 @@ static void check_stop(perf_worker_t *w) {
     else
       w->stopping = true;
     w->stop_ns = now;
+    if (w->load->cfg.concurrency == 0 && w->load->cfg.sequences) lanes_end_idle(w);
     for (size_t i = 0; i < w->nstreams; i++) perf_stream_wind_down(&w->streams[i]);
   }
   if (w->stopping && !w->cancelled && now - w->stop_ns > PERF_DRAIN_NS) {
@@ -285,6 +351,39 @@ static void workers_assign(perf_load_t *l) {
   }
 }
 
+/* Sequence mode: the workers' lanes, indexed over the load (which sets
+ * their ids): one per closed-loop call or stream request slot, or the open
+ * loop's --num-of-sequences spread over the workers, each bound to one of
+ * its worker's streams and idle to begin with. */
+static void lanes_assign(perf_load_t *l) {
+  const perf_load_config_t *c = &l->cfg;
+  unsigned t = c->threads;
+  uint32_t index = 0;
+  for (unsigned i = 0; i < t; i++) {
+    perf_worker_t *w = &l->workers[i];
+    w->nseqs = c->seq.lanes / t + (i < c->seq.lanes % t ? 1 : 0);
+    if (c->concurrency > 0) {
+      w->nseqs = w->nunary;
+      for (size_t k = 0; k < w->nstreams; k++) w->nseqs += w->streams[k].depth;
+    }
+    w->seqs = perf_calloc(w->nseqs, sizeof *w->seqs);
+    for (size_t k = 0; k < w->nseqs; k++) perf_seq_init(&w->seqs[k], index++);
+    size_t next = 0;
+    for (size_t k = 0; c->concurrency > 0 && k < w->nunary; k++)
+      w->unary[k]->seq = &w->seqs[next++];
+    for (size_t k = 0; c->concurrency > 0 && k < w->nstreams; k++) {
+      w->streams[k].lanes = &w->seqs[next];
+      next += w->streams[k].depth;
+    }
+    for (size_t k = 0; c->concurrency == 0 && k < w->nseqs; k++) {
+      w->seqs[k].stream = w->nstreams ? (uint32_t)(k % w->nstreams) : 0;
+      perf_worker_lane_idle(w, &w->seqs[k]);
+    }
+    if (c->concurrency == 0 && w->max_inflight > w->nseqs) w->max_inflight = w->nseqs;
+  }
+  if (index != c->seq.lanes) PERF_FATAL("%u sequence lanes for %u", index, c->seq.lanes);
+}
+
 perf_load_t *perf_load_start(const perf_load_config_t *cfg) {
   perf_load_t *l = perf_calloc(1, sizeof *l);
   l->cfg = *cfg;
@@ -303,6 +402,7 @@ perf_load_t *perf_load_start(const perf_load_config_t *cfg) {
     perf_window_init(&w->win);
   }
   workers_assign(l);
+  if (cfg->sequences) lanes_assign(l);
   for (unsigned i = 0; i < cfg->threads; i++) {
     perf_worker_t *w = &l->workers[i];
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0 ||
@@ -343,6 +443,7 @@ void perf_load_free(perf_load_t *l) {
     free(w->unary);
     for (size_t k = 0; k < w->nstreams; k++) perf_stream_destroy(&w->streams[k]);
     free(w->streams);
+    free(w->seqs);
     grpc_completion_queue_destroy(w->cq);
     pthread_mutex_destroy(&w->mu);
     if (l->cfg.concurrency == 0) perf_pacer_destroy(w);

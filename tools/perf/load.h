@@ -12,6 +12,7 @@
 #include "tools/perf/common.h"
 #include "tools/perf/inputs.h"
 #include "tools/perf/options.h"
+#include "tools/perf/seq.h"
 #include "tools/perf/window.h"
 
 typedef struct perf_load perf_load_t;
@@ -28,11 +29,16 @@ typedef struct {
   unsigned threads;      /* workers, each with a completion queue */
   unsigned max_inflight; /* open loop: cap on requests in flight, over all workers */
   uint64_t seed;
+  /* Sequence mode: requests go in sequences (seq.h), a lane per client in
+   * closed loop, --num-of-sequences lanes in open loop. */
+  bool sequences;
+  perf_seq_plan_t seq;
 } perf_load_config_t;
 
 /** Fills the connections, streams and threads of cfg for one level
- *  (concurrency, or rate in open loop) from the options; fails on flags
- *  that contradict each other. */
+ *  (concurrency, or rate in open loop) from the options, and in sequence
+ *  mode (cfg->sequences and cfg->seq set by the caller) the lanes; fails
+ *  on flags that contradict each other or an id range too small. */
 bool perf_load_plan(const perf_options_t *o, unsigned concurrency, double rate,
                     perf_load_config_t *cfg, perf_err_t *err);
 

@@ -46,14 +46,17 @@ typedef struct perf_unary {
   grpc_slice details;
   uint64_t start_ns;            /* sent, or scheduled in open loop */
   struct perf_unary *next_free; /* open loop: the worker's idle calls */
+  perf_seq_t
+      *seq; /* sequence mode: the lane whose step it carries (closed loop: always) */
 } perf_unary_t;
 
 /* A request of a stream, from its enqueueing to its last response. */
 typedef struct {
   uint64_t start_ns;
-  uint32_t next; /* pending FIFO or free list */
-  bool busy;     /* in use (pending or sent) */
-  bool failed;   /* an error was counted for it */
+  perf_seq_t *seq; /* sequence mode: the lane whose step it is */
+  uint32_t next;   /* pending FIFO or free list */
+  bool busy;       /* in use (pending or sent) */
+  bool failed;     /* an error was counted for it */
 } stream_req_t;
 
 #define STREAM_NONE UINT32_MAX
@@ -62,8 +65,9 @@ typedef struct perf_stream {
   perf_tag_t tag_start, tag_recv, tag_send, tag_close, tag_status;
   perf_worker_t *w;
   unsigned channel;
-  unsigned depth;  /* closed loop: requests kept in flight */
-  grpc_call *call; /* NULL: not open */
+  unsigned depth;    /* closed loop: requests kept in flight */
+  perf_seq_t *lanes; /* closed loop, sequence mode: depth lanes, one request each */
+  grpc_call *call;   /* NULL: not open */
   grpc_metadata_array initial_md, trailing_md;
   grpc_byte_buffer *send, *recv;
   grpc_status_code status;
@@ -113,6 +117,11 @@ struct perf_worker {
   size_t next_request; /* rotation over the prebuilt requests */
   size_t next_channel;
   size_t inflight, max_inflight;
+  /* Sequence mode: the worker's lanes; in open loop, the idle ones wait in
+   * a FIFO (a scheduled send takes the one idle longest). */
+  perf_seq_t *seqs;
+  size_t nseqs;
+  perf_seq_t *idle_head, *idle_tail;
   bool cancelled;
   uint64_t stop_ns;
   double gap_ns; /* open loop: mean gap between this worker's sends */
@@ -134,8 +143,9 @@ struct perf_load {
   atomic_bool stop;
 };
 
-/* Recording, from the worker thread. */
-void perf_worker_ok(perf_worker_t *w, uint64_t latency_ns);
+/* Recording, from the worker thread. ended: the request was a sequence's
+ * last step. */
+void perf_worker_ok(perf_worker_t *w, uint64_t latency_ns, bool ended);
 void perf_worker_error(perf_worker_t *w, const char *msg, size_t len);
 void perf_worker_status_error(perf_worker_t *w, grpc_status_code code,
                               const grpc_slice *details);
@@ -144,6 +154,18 @@ void perf_worker_responses(perf_worker_t *w, uint64_t n);
 grpc_slice perf_worker_next_body(perf_worker_t *w);
 /* A request finished (either way); closed loop sends the next. */
 void perf_worker_request_done(perf_worker_t *w);
+/* Sequence mode: takes lane seq's next step, its sequence's last when the
+ * load stops. */
+void perf_worker_seq_step(perf_worker_t *w, perf_seq_t *seq);
+/* Whether the lane's next step is still to be sent: always while the load
+ * runs; once it stops, only the END of a sequence left open (not after the
+ * drain cancelled what was in flight). */
+bool perf_worker_seq_goes_on(const perf_worker_t *w, const perf_seq_t *seq);
+/* Open loop, sequence mode: the lane's step finished; it sends its END at
+ * once if the load stops with its sequence open, else waits idle. */
+void perf_worker_lane_done(perf_worker_t *w, perf_seq_t *seq, uint64_t now);
+/* Open loop: a stream's lane is given up (the stream ended under it). */
+void perf_worker_lane_idle(perf_worker_t *w, perf_seq_t *seq);
 
 /* pacer.c: open loop only. */
 void perf_pacer_init(perf_worker_t *w);
@@ -174,7 +196,8 @@ void perf_unary_free(perf_unary_t *u);
 void perf_stream_init(perf_stream_t *s, perf_worker_t *w, unsigned channel,
                       unsigned depth);
 void perf_stream_open(perf_stream_t *s);
-void perf_stream_enqueue(perf_stream_t *s, uint64_t start_ns);
+/* seq: the lane whose step it is (sequence mode), else NULL. */
+void perf_stream_enqueue(perf_stream_t *s, uint64_t start_ns, perf_seq_t *seq);
 void perf_stream_event(perf_stream_t *s, perf_tag_t *tag, bool ok);
 /* The worker is stopping: half-close once nothing is in flight. */
 void perf_stream_wind_down(perf_stream_t *s);

@@ -17,7 +17,25 @@
 static bool mode_check(const perf_options_t *o, const perf_model_t *m, perf_err_t *err) {
   if (m->decoupled && o->mode != PERF_DECOUPLED)
     return perf_fail(err, "model %s is decoupled: use --mode decoupled", o->model);
+  if (!m->sequence && o->seq_flag != NULL)
+    return perf_fail(err, "%s is for sequence models: model %s has no sequence_batching",
+                     o->seq_flag, o->model);
+  if (m->sequence && o->batch_size != 1)
+    return perf_fail(err,
+                     "model %s is a sequence model: its requests carry one step each "
+                     "(--batch-size 1)",
+                     o->model);
   return true;
+}
+
+/* Sequence mode's plan, but the lanes (set per level): every request of a
+ * sequence model belongs to a sequence, as with perf_analyzer. */
+static perf_seq_plan_t seq_plan(const perf_options_t *o, const perf_model_t *m) {
+  return (perf_seq_plan_t){.length = o->seq_length,
+                           .variation = o->seq_variation,
+                           .id_start = o->seq_id_start,
+                           .id_end = o->seq_id_end,
+                           .string_ids = m->string_ids};
 }
 
 /* The sweep's levels: concurrencies, or rates (concurrency 0). */
@@ -50,7 +68,8 @@ static int sweep(const perf_options_t *o, const perf_model_t *m,
   int status = 0;
   perf_report_header(stdout, o, m, reqs);
   for (; done < n; done++) {
-    perf_load_config_t cfg = {.url = o->url, .requests = reqs};
+    perf_load_config_t cfg = {
+        .url = o->url, .requests = reqs, .sequences = m->sequence, .seq = seq_plan(o, m)};
     if (!perf_load_plan(o, conc[done], rate[done], &cfg, &err)) {
       fprintf(stderr, "nereid-perf: %s\n", err.msg);
       status = 1;

@@ -104,8 +104,10 @@ static void summarize(window_rec_t *const *last, unsigned n, perf_result_t *res)
   res->elapsed_s = (double)elapsed / 1e9;
   res->completed = all->completed;
   res->responses = all->responses;
+  res->sequences = all->sequences;
   res->infer_per_s = elapsed ? (double)all->completed / res->elapsed_s : 0;
   res->responses_per_s = elapsed ? (double)all->responses / res->elapsed_s : 0;
+  res->sequences_per_s = elapsed ? (double)all->sequences / res->elapsed_s : 0;
   res->avg_us = perf_hist_mean(h) / 1000.0;
   res->min_us = h->count ? (double)h->min_ns / 1000.0 : 0;
   res->max_us = (double)h->max_ns / 1000.0;

@@ -23,8 +23,8 @@ typedef struct {
   unsigned windows; /* windows measured in all */
   bool stable;
   double elapsed_s;
-  uint64_t completed, responses;
-  double infer_per_s, responses_per_s;
+  uint64_t completed, responses, sequences;
+  double infer_per_s, responses_per_s, sequences_per_s;
   double avg_us, min_us, p50_us, p90_us, p95_us, p99_us, max_us;
   /* Open loop: how late the generator sent, on average and at worst
    * (latencies count from the scheduled time, so they include this). */

@@ -83,6 +83,25 @@ static bool metadata_parse(const grpc_slice *reply, perf_model_t *m, upb_Arena *
   return true;
 }
 
+/* Whether the model is a sequence model, and its ids' type (as
+ * perf_analyzer: a CORRID control of TYPE_STRING wants string ids). */
+static void sequence_parse(const inference_ModelSequenceBatching *sb, perf_model_t *m) {
+  m->sequence = sb != NULL;
+  size_t ninputs = 0, ncontrols = 0;
+  const inference_ModelSequenceBatching_ControlInput *const *ins =
+      sb ? inference_ModelSequenceBatching_control_input(sb, &ninputs) : NULL;
+  for (size_t i = 0; i < ninputs; i++) {
+    const inference_ModelSequenceBatching_Control *const *cs =
+        inference_ModelSequenceBatching_ControlInput_control(ins[i], &ncontrols);
+    for (size_t c = 0; c < ncontrols; c++)
+      if (inference_ModelSequenceBatching_Control_kind(cs[c]) ==
+              inference_ModelSequenceBatching_Control_CONTROL_SEQUENCE_CORRID &&
+          inference_ModelSequenceBatching_Control_data_type(cs[c]) ==
+              inference_TYPE_STRING)
+        m->string_ids = true;
+  }
+}
+
 static bool config_parse(const grpc_slice *reply, perf_model_t *m, upb_Arena *a,
                          perf_err_t *err) {
   inference_ModelConfigResponse *resp = inference_ModelConfigResponse_parse(
@@ -94,6 +113,7 @@ static bool config_parse(const grpc_slice *reply, perf_model_t *m, upb_Arena *a,
   const inference_ModelTransactionPolicy *tp =
       inference_ModelConfig_model_transaction_policy(cfg);
   m->decoupled = tp != NULL && inference_ModelTransactionPolicy_decoupled(tp);
+  sequence_parse(inference_ModelConfig_sequence_batching(cfg), m);
   return true;
 }
 

@@ -43,6 +43,8 @@ typedef struct {
   size_t ninputs;
   int32_t max_batch_size; /* > 0: every shape has a leading batch dimension */
   bool decoupled;
+  bool sequence;   /* sequence_batching: requests carry sequence ids */
+  bool string_ids; /* its CORRID control is a string: ids go as string_param */
 } perf_model_t;
 
 /** Fetches metadata and config of model `name` (version "" for the policy's

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/perf/seq.h"
+
 typedef bool setter_fn(perf_options_t *o, const char *v, perf_err_t *err);
 
 typedef struct {
@@ -171,6 +173,62 @@ UINT_SETTER(set_batch, "--batch-size", batch_size, 1)
 UINT_SETTER(set_string_length, "--string-length", string_length, 1)
 UINT_SETTER(set_timeout, "--timeout", timeout_ms, 1)
 
+/* Sequence flags: remembered, so that a model without sequence_batching
+ * can refuse them by name. */
+static bool seq_given(perf_options_t *o, const char *flag) {
+  if (o->seq_flag == NULL) o->seq_flag = flag;
+  return true;
+}
+
+static bool set_seq_length(perf_options_t *o, const char *v, perf_err_t *err) {
+  return parse_uint("--sequence-length", v, 1, &o->seq_length, err) &&
+         seq_given(o, "--sequence-length");
+}
+
+static bool set_seq_variation(perf_options_t *o, const char *v, perf_err_t *err) {
+  const char *f = "--sequence-length-variation";
+  if (!parse_uint(f, v, 0, &o->seq_variation, err)) return false;
+  if (o->seq_variation > 100)
+    return perf_fail(err, "%s: %u is above 100 (percent)", f, o->seq_variation);
+  return seq_given(o, f);
+}
+
+static bool set_num_sequences(perf_options_t *o, const char *v, perf_err_t *err) {
+  return parse_uint("--num-of-sequences", v, 1, &o->num_sequences, err) &&
+         seq_given(o, "--num-of-sequences");
+}
+
+static bool set_serial_sequences(perf_options_t *o, const char *v, perf_err_t *err) {
+  (void)v, (void)err; /* a sequence's steps always go one after another */
+  return seq_given(o, "--serial-sequences");
+}
+
+static bool parse_id(const char *v, const char *end_at, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno || end == v || end != end_at || v[0] == '-' || n == 0 || n > PERF_SEQ_ID_MAX)
+    return false;
+  *out = n;
+  return true;
+}
+
+/* "START[:END]", END excluded, as perf_analyzer's. */
+static bool set_seq_id_range(perf_options_t *o, const char *v, perf_err_t *err) {
+  const char *f = "--sequence-id-range", *colon = strchr(v, ':');
+  uint64_t start, end = 0;
+  if (!parse_id(v, colon ? colon : v + strlen(v), &start) ||
+      (colon && !parse_id(colon + 1, colon + 1 + strlen(colon + 1), &end)))
+    return perf_fail(err, "%s: '%s' is not START[:END] (whole numbers from 1 to %llu)", f,
+                     v, (unsigned long long)PERF_SEQ_ID_MAX);
+  if (colon && end <= start)
+    return perf_fail(err, "%s: END %llu is not above START %llu (END is excluded)", f,
+                     (unsigned long long)end, (unsigned long long)start);
+  o->seq_id_start = start;
+  o->seq_id_end = end;
+  return seq_given(o, f);
+}
+
 static bool set_stability(perf_options_t *o, const char *v, perf_err_t *err) {
   return parse_double("--stability-percentage", v, &o->stability_pct, err);
 }
@@ -207,6 +265,11 @@ static const flag_t flags[] = {
     {"csv", 'f', true, set_csv},
     {"json", 0, true, set_json},
     {"progress", 0, false, set_progress},
+    {"sequence-length", 0, true, set_seq_length},
+    {"sequence-length-variation", 0, true, set_seq_variation},
+    {"sequence-id-range", 0, true, set_seq_id_range},
+    {"num-of-sequences", 0, true, set_num_sequences},
+    {"serial-sequences", 0, false, set_serial_sequences},
 };
 
 static void defaults(perf_options_t *o) {
@@ -225,6 +288,10 @@ static void defaults(perf_options_t *o) {
   o->string_length = 4;
   o->timeout_ms = 10000;
   o->progress = isatty(2);
+  o->seq_length = 20;
+  o->seq_variation = 20;
+  o->seq_id_start = 1;
+  o->num_sequences = 4;
 }
 
 static const flag_t *flag_find(const char *arg, size_t len) {
@@ -321,6 +388,15 @@ void perf_options_usage(FILE *f) {
       "  -f, --csv FILE                write the results as CSV\n"
       "  --json FILE                   write the results as JSON\n"
       "  --progress                    progress line on stderr (default: if a tty)\n"
+      "\n"
+      "Sequence models (sequence_batching): each of the concurrency's clients runs\n"
+      "sequences one after another, a step sent after the last one's response\n"
+      "  --sequence-length L           steps per sequence (default 20)\n"
+      "  --sequence-length-variation P lengths drawn within L +/- P% (default 20)\n"
+      "  --sequence-id-range S[:E]     ids from S (default 1) up to E, excluded\n"
+      "                                (default: no end)\n"
+      "  --num-of-sequences N          open loop: sequences kept at once (default 4)\n"
+      "  --serial-sequences            accepted; always so\n"
       "\n"
       "Exit status: 0 all requests succeeded, 2 some failed (they are reported),\n"
       "1 the run could not be made.\n",

@@ -54,6 +54,13 @@ typedef struct {
   const char *json_path;   /* --json */
   bool progress;           /* --progress, or stderr is a terminal */
   unsigned timeout_ms;     /* control RPCs: metadata, config, statistics */
+  /* Sequence mode, on models with sequence_batching (perf_analyzer's flags). */
+  unsigned seq_length;    /* --sequence-length: steps per sequence (20) */
+  unsigned seq_variation; /* --sequence-length-variation: percent either way (20) */
+  uint64_t seq_id_start;  /* --sequence-id-range START (1) */
+  uint64_t seq_id_end;    /* its END, excluded; 0: none */
+  unsigned num_sequences; /* --num-of-sequences: open loop's live sequences (4) */
+  const char *seq_flag;   /* the first sequence flag given, NULL: none */
 } perf_options_t;
 
 /** Parses argv. Returns 0 to run, 1 after --help (usage printed on

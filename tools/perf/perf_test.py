@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 import harness
@@ -139,6 +140,65 @@ class PerfTest(unittest.TestCase):
         level = doc["levels"][0]
         self.assertGreater(level["errors"], 0)
         self.assertIn("INPUT1", level["error_messages"][0]["message"])
+
+    def sequence_stats(self, model):
+        resp = self.server.inference().ModelStatistics(
+            harness.grpc_service_pb2.ModelStatisticsRequest(name=model), timeout=10)
+        return resp.model_stats[0].sequence_stats
+
+    def check_sequences_closed(self, model):
+        """Every sequence the runs started was ended by its END: at the stop,
+        each open one is sent its last step."""
+        deadline = time.monotonic() + 5 * harness.SLOW
+        while True:
+            st = self.sequence_stats(model)
+            if st.active == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)  # a slot frees just after its END's response
+        self.assertEqual((st.active, st.backlog), (0, 0), st)
+        self.assertEqual((st.idle_ended, st.stream_ended, st.cancel_ended), (0, 0, 0), st)
+        self.assertEqual(st.started, st.ended, st)
+        self.assertGreater(st.ended, 0, st)
+
+    def test_sequences_closed_loop(self):
+        # Direct and oldest strategies, integer and string ids, unary and streams.
+        for model in ("simple_sequence", "simple_string_dyna_sequence"):
+            for mode in ("unary-sync", "unary-async", "stream"):
+                doc, rows, text = self.perf("-m", model, "--mode", mode,
+                                            "--concurrency-range", "3", "--sequence-length", "4",
+                                            "--sequence-length-variation", "0")
+                self.check_clean(doc, rows, 1)
+                level = doc["levels"][0]
+                self.assertEqual(level["sequences"], 3)
+                self.assertGreater(level["sequences_ended"], 0, level)
+                self.assertGreater(level["throughput_sequences_per_sec"], 0, level)
+                self.assertEqual(doc["sequence"]["length"], 4)
+                self.assertEqual(doc["sequence"]["string_ids"], model.endswith("dyna_sequence"))
+                self.assertIn("3 sequences", text)
+                self.assertIn("sequences/s", text)
+            self.check_sequences_closed(model)
+
+    def test_sequences_open_loop(self):
+        for mode in ("unary-async", "stream"):
+            doc, rows, text = self.perf("-m", "simple_sequence_state", "--mode", mode,
+                                        "--request-rate", "400", "--num-of-sequences", "5",
+                                        "--sequence-id-range", "1000:1005", "-p", "300")
+            self.check_clean(doc, rows, 1)
+            level = doc["levels"][0]
+            self.assertEqual(level["sequences"], 5)
+            self.assertGreater(level["sequences_ended"], 0, level)
+            self.assertIn("or no sequence free", text)
+        self.check_sequences_closed("simple_sequence_state")
+
+    def test_sequence_setup_errors(self):
+        _, _, text = self.perf("-m", "simple_sequence", "--concurrency-range", "4",
+                               "--sequence-id-range", "1:4", expect_rc=1)
+        self.assertIn("--sequence-id-range 1:4 holds 3 ids, fewer than the 4 sequences", text)
+        _, _, text = self.perf("-m", "simple", "--sequence-length", "5", expect_rc=1)
+        self.assertIn("--sequence-length is for sequence models: model simple has no "
+                      "sequence_batching", text)
+        _, _, text = self.perf("-m", "simple_sequence", "-b", "2", expect_rc=1)
+        self.assertIn("(--batch-size 1)", text)
 
     def test_setup_errors_stop_the_run(self):
         _, _, text = self.perf("-m", "nosuch", expect_rc=1)

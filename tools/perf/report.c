@@ -16,6 +16,14 @@ void perf_report_header(FILE *f, const perf_options_t *o, const perf_model_t *m,
           "agree within %g%%, at most %u windows\n",
           (int)m->max_batch_size, m->decoupled ? ", decoupled" : "", o->batch_size,
           o->interval_ms, o->stability_pct, o->max_trials);
+  if (!m->sequence) return;
+  unsigned spread = o->seq_length * o->seq_variation / 100;
+  fprintf(f, "  sequences: %u steps", o->seq_length);
+  if (spread) fprintf(f, " (%u to %u)", o->seq_length - spread, o->seq_length + spread);
+  fprintf(f, ", ids from %llu", (unsigned long long)o->seq_id_start);
+  if (o->seq_id_end) fprintf(f, " below %llu", (unsigned long long)o->seq_id_end);
+  fprintf(f, " as %s; each step sent after the last one's response\n",
+          m->string_ids ? "string_param" : "int64_param");
 }
 
 static void level_title(FILE *f, const perf_result_t *r) {
@@ -25,6 +33,7 @@ static void level_title(FILE *f, const perf_result_t *r) {
   else
     fprintf(f, "Request rate %g/s (%s)", p->rate, p->poisson ? "poisson" : "constant");
   fprintf(f, " (%u connection%s", p->connections, p->connections == 1 ? "" : "s");
+  if (p->sequences) fprintf(f, ", %u sequences", p->seq.lanes);
   if (p->streams) fprintf(f, ", %u stream%s", p->streams, p->streams == 1 ? "" : "s");
   fprintf(f, ", %u thread%s)\n", p->threads, p->threads == 1 ? "" : "s");
 }
@@ -54,6 +63,7 @@ void perf_report_level(FILE *f, const perf_options_t *o, const perf_result_t *r)
             r->windows, o->stability_pct, used);
   fprintf(f, "  throughput: %.1f infer/s", r->infer_per_s);
   if (o->mode == PERF_DECOUPLED) fprintf(f, ", %.1f responses/s", r->responses_per_s);
+  if (r->plan.sequences) fprintf(f, ", %.1f sequences/s", r->sequences_per_s);
   fprintf(f, " (%llu requests in %.2f s)\n", (unsigned long long)r->completed,
           r->elapsed_s);
   fprintf(f,
@@ -71,8 +81,9 @@ void perf_report_level(FILE *f, const perf_options_t *o, const perf_result_t *r)
   if (r->plan.concurrency == 0)
     fprintf(f,
             "  schedule: sends left late by avg %.1f us, max %.1f us; %llu delayed (held "
-            "back by --max-inflight)\n",
-            r->send_late_avg_us, r->send_late_max_us, (unsigned long long)r->delayed);
+            "back by --max-inflight%s)\n",
+            r->send_late_avg_us, r->send_late_max_us, (unsigned long long)r->delayed,
+            r->plan.sequences ? ", or no sequence free" : "");
   error_lines(f, r);
 }
 
@@ -176,6 +187,11 @@ static void json_level(FILE *f, const perf_result_t *r) {
           "     \"throughput_infer_per_sec\": %.1f, \"throughput_responses_per_sec\": "
           "%.1f,\n",
           r->infer_per_s, r->responses_per_s);
+  if (r->plan.sequences)
+    fprintf(f,
+            "     \"sequences\": %u, \"sequences_ended\": %llu, "
+            "\"throughput_sequences_per_sec\": %.1f,\n",
+            r->plan.seq.lanes, (unsigned long long)r->sequences, r->sequences_per_s);
   fprintf(
       f,
       "     \"latency_us\": {\"avg\": %.1f, \"min\": %.1f, \"p50\": %.1f, \"p90\": %.1f, "
@@ -222,10 +238,17 @@ bool perf_report_json(const char *path, const perf_options_t *o, const perf_mode
   fprintf(f,
           ", \"mode\": \"%s\",\n  \"batch_size\": %u, \"max_batch_size\": %d, "
           "\"decoupled\": %s, \"measurement_interval_ms\": %u, "
-          "\"stability_percentage\": %g, \"max_trials\": %u,\n  \"levels\": [\n",
+          "\"stability_percentage\": %g, \"max_trials\": %u,\n",
           perf_mode_name(o->mode), o->batch_size, (int)m->max_batch_size,
           m->decoupled ? "true" : "false", o->interval_ms, o->stability_pct,
           o->max_trials);
+  if (m->sequence)
+    fprintf(f,
+            "  \"sequence\": {\"length\": %u, \"length_variation_pct\": %u, "
+            "\"id_start\": %llu, \"id_end\": %llu, \"string_ids\": %s},\n",
+            o->seq_length, o->seq_variation, (unsigned long long)o->seq_id_start,
+            (unsigned long long)o->seq_id_end, m->string_ids ? "true" : "false");
+  fputs("  \"levels\": [\n", f);
   for (size_t i = 0; i < n; i++) {
     json_level(f, &rs[i]);
     fputs(i + 1 < n ? ",\n" : "\n", f);

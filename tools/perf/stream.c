@@ -100,7 +100,11 @@ void perf_stream_open(perf_stream_t *s) {
   batch(s, &op, 1, &s->tag_status);
   recv_start(s, true);
   uint64_t now = perf_now_ns();
-  for (unsigned k = 0; k < s->depth; k++) perf_stream_enqueue(s, now);
+  /* A reopened stream's lanes begin new sequences: the server ended those
+   * that the old stream left open. */
+  for (unsigned k = 0; k < s->depth && s->lanes; k++) perf_seq_abandon(&s->lanes[k]);
+  for (unsigned k = 0; k < s->depth; k++)
+    perf_stream_enqueue(s, now, s->lanes ? &s->lanes[k] : NULL);
   send_next(s); /* open loop: requests that came while the stream reopened */
 }
 
@@ -115,11 +119,14 @@ static void send_next(perf_stream_t *s) {
   int digits = snprintf(idf + 2, sizeof idf - 2, "%u", id);
   idf[0] = 0x1a;
   idf[1] = (char)digits;
-  grpc_slice parts[2] = {perf_worker_next_body(s->w),
-                         grpc_slice_from_copied_buffer(idf, 2 + (size_t)digits)};
-  s->send = grpc_raw_byte_buffer_create(parts, 2);
-  grpc_slice_unref(parts[0]);
-  grpc_slice_unref(parts[1]);
+  grpc_slice parts[2 + PERF_SEQ_SLICES] = {
+      perf_worker_next_body(s->w),
+      grpc_slice_from_copied_buffer(idf, 2 + (size_t)digits)};
+  size_t n = 2;
+  perf_seq_t *seq = s->reqs[id].seq;
+  if (seq != NULL) n += perf_seq_params(seq, s->w->load->cfg.seq.string_ids, parts + 2);
+  s->send = grpc_raw_byte_buffer_create(parts, n);
+  for (size_t k = 0; k < n; k++) grpc_slice_unref(parts[k]);
   grpc_op op;
   memset(&op, 0, sizeof op);
   op.op = GRPC_OP_SEND_MESSAGE;
@@ -129,9 +136,11 @@ static void send_next(perf_stream_t *s) {
   s->send_busy = true;
 }
 
-void perf_stream_enqueue(perf_stream_t *s, uint64_t start_ns) {
+void perf_stream_enqueue(perf_stream_t *s, uint64_t start_ns, perf_seq_t *seq) {
   uint32_t id = req_alloc(s);
   s->reqs[id].start_ns = start_ns;
+  s->reqs[id].seq = seq;
+  if (seq != NULL) perf_worker_seq_step(s->w, seq);
   if (s->pend_tail == STREAM_NONE)
     s->pend_head = id;
   else
@@ -145,12 +154,18 @@ void perf_stream_enqueue(perf_stream_t *s, uint64_t start_ns) {
 /* The request's last response came (or the stream ended under it). */
 static void request_done(perf_stream_t *s, uint32_t id, uint64_t now) {
   perf_worker_t *w = s->w;
-  if (!s->reqs[id].failed) perf_worker_ok(w, now - s->reqs[id].start_ns);
+  perf_seq_t *seq = s->reqs[id].seq;
+  if (!s->reqs[id].failed)
+    perf_worker_ok(w, now - s->reqs[id].start_ns, seq && perf_seq_is_end(seq));
   req_free(s, id);
   s->inflight--;
   w->inflight--;
-  if (w->load->cfg.concurrency > 0 && !w->stopping && s->call != NULL && !s->status_done)
-    perf_stream_enqueue(s, now);
+  bool closed_loop = w->load->cfg.concurrency > 0;
+  if (closed_loop && (seq ? perf_worker_seq_goes_on(w, seq) : !w->stopping) &&
+      s->call != NULL && !s->status_done)
+    perf_stream_enqueue(s, now, seq);
+  else if (!closed_loop && seq != NULL)
+    perf_worker_lane_done(w, seq, now);
   perf_worker_request_done(w);
   if (w->stopping) perf_stream_wind_down(s);
 }
@@ -239,8 +254,11 @@ static void fail_in_flight(perf_stream_t *s) {
   for (uint32_t id = 0; id < s->cap; id++) {
     if (!s->reqs[id].busy) continue;
     perf_worker_error(w, text, len);
+    perf_seq_t *seq = s->reqs[id].seq;
     req_free(s, id);
     w->inflight--;
+    if (seq != NULL) perf_seq_abandon(seq); /* the server ended it with the stream */
+    if (seq != NULL && w->load->cfg.concurrency == 0) perf_worker_lane_idle(w, seq);
   }
   s->inflight = 0;
   s->pend_head = s->pend_tail = STREAM_NONE;

@@ -22,9 +22,15 @@ perf_unary_t *perf_unary_new(perf_worker_t *w, unsigned channel) {
 void perf_unary_start(perf_unary_t *u, uint64_t start_ns) {
   perf_worker_t *w = u->w;
   perf_load_t *l = w->load;
-  grpc_slice body = perf_worker_next_body(w);
-  u->send = grpc_raw_byte_buffer_create(&body, 1); /* refs the prebuilt bytes */
-  grpc_slice_unref(body);
+  grpc_slice parts[1 + PERF_SEQ_SLICES];
+  size_t n = 1;
+  parts[0] = perf_worker_next_body(w);
+  if (u->seq != NULL) {
+    perf_worker_seq_step(w, u->seq);
+    n += perf_seq_params(u->seq, l->cfg.seq.string_ids, parts + 1);
+  }
+  u->send = grpc_raw_byte_buffer_create(parts, n); /* refs the prebuilt bytes */
+  for (size_t k = 0; k < n; k++) grpc_slice_unref(parts[k]);
   u->start_ns = start_ns;
   u->call = grpc_channel_create_registered_call(
       l->channels[u->channel], NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
@@ -64,13 +70,16 @@ void perf_unary_done(perf_unary_t *u, bool ok) {
   else if (u->recv == NULL)
     perf_worker_error(w, no_reply, sizeof no_reply - 1);
   else
-    perf_worker_ok(w, now - u->start_ns);
+    perf_worker_ok(w, now - u->start_ns, u->seq && perf_seq_is_end(u->seq));
   unary_reset(u);
   w->inflight--;
   if (w->load->cfg.concurrency == 0) { /* open loop: idle until the schedule wants it */
     u->next_free = w->free_unary;
     w->free_unary = u;
-  } else if (!w->stopping) {
+    perf_seq_t *seq = u->seq;
+    u->seq = NULL;
+    if (seq != NULL) perf_worker_lane_done(w, seq, now);
+  } else if (u->seq ? perf_worker_seq_goes_on(w, u->seq) : !w->stopping) {
     perf_unary_start(u, now);
   }
   perf_worker_request_done(w);

@@ -55,6 +55,7 @@ void perf_window_merge(perf_window_t *into, const perf_window_t *from) {
   into->completed += from->completed;
   into->failed += from->failed;
   into->responses += from->responses;
+  into->sequences += from->sequences;
   into->delayed += from->delayed;
   into->sends += from->sends;
   into->send_late_sum_ns += from->send_late_sum_ns;

@@ -31,6 +31,7 @@ typedef struct {
   uint64_t completed;  /* successful requests */
   uint64_t failed;     /* failed requests */
   uint64_t responses;  /* responses that carried outputs (decoupled mode) */
+  uint64_t sequences;  /* sequence mode: sequences whose last step succeeded */
   uint64_t delayed;    /* request-rate mode: sends held back by --max-inflight */
   uint64_t sends;      /* request-rate mode: sends, and how late they left */
   uint64_t send_late_sum_ns, send_late_max_ns;
