@@ -18,6 +18,8 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
     const bool success, const uint64_t exec_start_ns, const uint64_t compute_start_ns,
     const uint64_t compute_end_ns, const uint64_t exec_end_ns) {
   srv_stats_t *s = &instance->model->stats;
+  /* A sequence batcher's padding request is no client's: not counted. */
+  if (request->seq_padding) return NULL;
   /* A request's life: from its arrival at the server to its execution's end. */
   uint64_t total = span(request->state->request_start_ns, exec_end_ns);
   if (!success) {

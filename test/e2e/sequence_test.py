@@ -124,6 +124,13 @@ class Sequences(ServerTestCase):
                                        rid="%d:%d" % (s, k)))
         got = stream.responses(n * steps)
         stream.close()
+        # Padding requests (READY=0) are no client's: the statistics count
+        # the clients' requests only, with their own queue times.
+        st = self.stub.ModelStatistics(
+            harness.grpc_service_pb2.ModelStatisticsRequest(name="simple_sequence_state"),
+            timeout=RPC_TIMEOUT).model_stats[0].inference_stats
+        self.assertGreaterEqual(st.success.count, n * steps)
+        self.assertLess(st.queue.ns / st.queue.count, 30e9)
         for s in range(n):
             expect = accumulate(values[s])
             self.assertEqual([got["%d:%d" % (s, k)] for k in range(steps)], expect,
