@@ -352,6 +352,16 @@ static void dispatch(srv_model_t *m) {
   srv_scheduler_timer_want(m, next);
 }
 
+/* Tells a slot that the sequence it holds ends (idle, its stream left, or
+ * it ended in the backlog): what it holds still runs, then it frees
+ * itself. A message of its own each time: the slot may have freed itself
+ * meanwhile (a cancel), and then ignores it (sequence_slot.c). */
+static void slot_end_send(srv_seq_slot_t *slot) {
+  act_msg_t *msg = act_msg_alloc(sizeof *msg);
+  msg->kind = SRV_SEQ_SLOT_END;
+  act_send(&slot->actor, msg);
+}
+
 /* ---- routing ------------------------------------------------------------- */
 
 static void slot_send(srv_seq_slot_t *slot, TRITONBACKEND_Request *r) {
@@ -387,8 +397,7 @@ static void bind(srv_model_t *m, srv_seq_t *seq, srv_seq_slot_t *slot, uint64_t 
   seq->backlog_tail = NULL;
   if (!seq->mapped) { /* it ended in the backlog: END, or its stream left */
     srv_seq_free_one(seq);
-    slot->end_msg.kind = SRV_SEQ_SLOT_END; /* after its requests ran */
-    act_send(&slot->actor, &slot->end_msg);
+    slot_end_send(slot); /* after its requests ran */
   }
 }
 
@@ -607,8 +616,7 @@ static void reap(srv_model_t *m, uint64_t now) {
     srv_seq_map_remove(s->map, seq);
     srv_seq_free_one(seq);
     slot->seq = NULL;
-    slot->end_msg.kind = SRV_SEQ_SLOT_END;
-    act_send(&slot->actor, &slot->end_msg);
+    slot_end_send(slot);
   }
 }
 
@@ -723,8 +731,7 @@ static void sequence_end(srv_model_t *m, seq_end_msg_t *e) {
   lru_remove(s, slot);
   slot->seq = NULL;
   srv_seq_free_one(seq);
-  slot->end_msg.kind = SRV_SEQ_SLOT_END;
-  act_send(&slot->actor, &slot->end_msg);
+  slot_end_send(slot);
 }
 
 /* ---- stopping ------------------------------------------------------------ */

@@ -89,10 +89,11 @@ typedef struct srv_seq_slot {
   uint64_t last_ns;     /* its sequence's last request */
   struct srv_seq_slot *lru_prev, *lru_next; /* bound slots by last_ns */
   TRITONBACKEND_Request *offered; /* direct: lent, waiting for a batch */
-  act_msg_t end_msg, drain_msg, stop_msg;
+  act_msg_t drain_msg, stop_msg;
   /* The slot actor's. */
   TRITONBACKEND_Request *head, *tail; /* its sequence's requests, in order */
   TRITONBACKEND_Request *lent;        /* the one out now */
+  bool active;   /* it holds a sequence: a request came since it was last free */
   bool ending;   /* END seen or told: free once nothing is left */
   bool draining; /* the model stops: fail what waits, answer DRAINED */
   bool cancelled; /* ended by a cancel: its late requests are refused */

@@ -298,6 +298,7 @@ static void drain_fail(srv_seq_slot_t *slot) {
 
 /* The sequence is over: its state goes, the slot is free again. */
 static void slot_free(srv_seq_slot_t *slot, uint32_t kind) {
+  slot->active = false;
   slot->ending = false;
   srv_seq_slot_states_reset(slot);
   send_model(slot, &slot->freed_msg, kind);
@@ -368,6 +369,7 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
                          slot->model->name);
         return;
       }
+      slot->active = true;
       fifo_push(slot, r);
       if (slot->lent == NULL) lend_next(slot, SRV_SEQ_OFFER);
       return;
@@ -380,7 +382,12 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
                                              offsetof(TRITONBACKEND_Request, cancel_msg)));
       return;
     case SRV_SEQ_SLOT_END:
-      /* Idle past max_sequence_idle_microseconds: what waits still runs. */
+      /* Idle, its stream left, or ended in the backlog: what waits still
+       * runs. A slot that freed itself meanwhile (a cancel crossed this
+       * message) holds nothing of that sequence: nothing to do, and its
+       * one FREED is already on its way. */
+      act_msg_free(msg);
+      if (!slot->active) return;
       slot->ending = true;
       if (slot->lent == NULL && slot->head == NULL) slot_free(slot, SRV_SEQ_FREED);
       return;
