@@ -21,8 +21,9 @@ class Ctx:
     """What one worker thread works with. The stubs share the run's
     channels; actions that close a channel make their own."""
 
-    def __init__(self, run, rng):
+    def __init__(self, run, rng, worker=-1):
         self.run = run
+        self.worker = worker  # its index: sequence IDs come from its own range
         self.ledger = run.ledger
         self.rng = rng
         self.stub = run.stubs[rng.randrange(len(run.stubs))]

@@ -18,7 +18,8 @@ import health_pb2
 from calls import OK, unary
 from traffic import GONE
 
-STABLE = ("simple", "simple_string", "simple_identity", "repeat_int32")
+STABLE = ("simple", "simple_string", "simple_identity", "repeat_int32", "simple_sequence",
+          "simple_dyna_sequence", "simple_string_dyna_sequence", "simple_sequence_state")
 # Folder models the churn unloads and loads again.
 FOLDERS = ("simple_int8", "recorder", "recorder_slow", "repeat_churn")
 # `churn` has a folder; it is reloaded with config overrides. ovr<k> have

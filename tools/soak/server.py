@@ -17,7 +17,9 @@ SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|"
                        r"WARNING: AddressSanitizer|runtime error:|"
                        r"UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer|"
                        r"ERROR: ThreadSanitizer|SUMMARY: \w+Sanitizer")
-EXAMPLES = ("simple", "simple_int8", "simple_string", "simple_identity", "repeat_int32")
+EXAMPLES = ("simple", "simple_int8", "simple_string", "simple_identity", "repeat_int32",
+            "simple_sequence", "simple_dyna_sequence", "simple_string_dyna_sequence",
+            "simple_sequence_state")
 TEST_MODELS = ("recorder", "recorder_slow")
 CHURN_CONFIG = """# Reloaded by the soak with config overrides.
 name: "churn"

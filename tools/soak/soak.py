@@ -60,6 +60,7 @@ import health_pb2_grpc  # noqa: E402
 
 import churn  # noqa: E402
 import hostile  # noqa: E402
+import sequences  # noqa: E402
 import traffic  # noqa: E402
 from calls import Ctx, OK, simple_request, unary  # noqa: E402
 from ledger import Ledger  # noqa: E402
@@ -87,6 +88,10 @@ ACTIONS = [
     (hostile.malformed_bitflip, 2),
     (hostile.malformed_stream, 1),
     (hostile.oversized, 0.3),
+    (sequences.seq_unary, 5),
+    (sequences.seq_fault, 4),
+    (sequences.seq_stream, 4),
+    (sequences.seq_idle, 0.3),
     (churn.repo_index, 1),
     (churn.reads, 6),
 ]
@@ -120,6 +125,7 @@ class Run:
         self._repro_count = 0
         self.ledger = Ledger(margin_s=10 * slow)
         self.stop = threading.Event()
+        self.seq_next = {}  # worker -> its last sequence ID (sequences.new_id)
         self.channels = [self.new_channel() for _ in range(2)]
         self.channel = self.channels[0]
         self.stubs = [pb_grpc.GRPCInferenceServiceStub(c) for c in self.channels]
@@ -151,7 +157,7 @@ def worker(run, index, actions):
     while not run.stop.is_set():
         fn = rng.choices(fns, weights)[0]
         try:
-            fn(Ctx(run, rng))
+            fn(Ctx(run, rng, index))
         except Exception:  # the soak's own bug: reported, never hidden
             run.ledger.fail(fn.__name__, "driver error:\n" + traceback.format_exc(), hard=True)
 
