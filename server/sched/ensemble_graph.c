@@ -597,12 +597,49 @@ static void ensemble_nodes(const srv_ensemble_graph_t *g, const srv_model_desc_t
   }
 }
 
+/* Triton's decoupled rule: what one request of a decoupled model makes
+ * (any number of responses) is a "label"; a step, and the ensemble's
+ * outputs together, must not mix tensors of two labels. Steps in run
+ * order; `d` holds each step's model. */
+static srv_status_t *decoupled_check(const srv_ensemble_graph_t *g,
+                                     const srv_model_desc_t *const *d, const char *source,
+                                     bool *decoupled) {
+  uint32_t *label = calloc(g->tensor_count ? g->tensor_count : 1, sizeof *label);
+  if (label == NULL) SRV_FATAL("out of memory");
+  uint32_t labels = 0;
+  srv_status_t *err = NULL;
+  char q[SRV_QUOTE_SIZE];
+  for (uint32_t k = 0; k < g->step_count && err == NULL; k++) {
+    const srv_ens_step_t *st = &g->steps[g->order[k]];
+    uint32_t in = label[st->inputs[0].tensor];
+    for (uint32_t i = 1; i < st->input_count && err == NULL; i++)
+      if (label[st->inputs[i].tensor] != in)
+        err = bad(g->name, source,
+                  "in ensemble %s, step of model '%s' receives inputs originated from "
+                  "different decoupled models",
+                  g->name, srv_quote_str(q, st->model_name));
+    uint32_t out = d[g->order[k]]->decoupled ? ++labels : in;
+    for (uint32_t o = 0; o < st->output_count; o++) label[st->outputs[o].tensor] = out;
+  }
+  for (uint32_t o = 1; o < g->output_count && err == NULL; o++)
+    if (label[g->outputs[o]] != label[g->outputs[0]])
+      err = bad(g->name, source,
+                "in ensemble %s, step of model '%s' receives inputs originated from "
+                "different decoupled models",
+                g->name, g->name);
+  free(label);
+  *decoupled = labels != 0;
+  return err;
+}
+
 srv_status_t *srv_ensemble_graph_check(const srv_ensemble_graph_t *g,
                                        const srv_model_desc_t *ensemble,
                                        const srv_model_desc_t *models,
-                                       uint32_t model_count, const char *source) {
+                                       uint32_t model_count, const char *source,
+                                       bool *decoupled) {
   node_t *nodes = calloc(g->tensor_count ? g->tensor_count : 1, sizeof *nodes);
-  if (nodes == NULL) SRV_FATAL("out of memory");
+  const srv_model_desc_t **found = calloc(g->step_count, sizeof *found);
+  if (nodes == NULL || found == NULL) SRV_FATAL("out of memory");
   ensemble_nodes(g, ensemble, nodes);
   srv_status_t *err = NULL;
   char q[SRV_QUOTE_SIZE];
@@ -611,6 +648,7 @@ srv_status_t *srv_ensemble_graph_check(const srv_ensemble_graph_t *g,
     const srv_model_desc_t *d = NULL;
     for (uint32_t k = 0; k < model_count && d == NULL; k++)
       if (strcmp(models[k].name, st->model_name) == 0) d = &models[k];
+    found[i] = d;
     if (d == NULL) {
       err = bad(g->name, source, "in ensemble %s, step %u: model %s is not given",
                 g->name, i, srv_quote_str(q, st->model_name));
@@ -624,6 +662,10 @@ srv_status_t *srv_ensemble_graph_check(const srv_ensemble_graph_t *g,
       err = step_check(g, st, d, nodes, source);
     }
   }
+  bool dec = false;
+  if (err == NULL) err = decoupled_check(g, found, source, &dec);
+  if (err == NULL) *decoupled = dec;
+  free(found);
   free(nodes);
   return err;
 }

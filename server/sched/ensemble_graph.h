@@ -103,12 +103,17 @@ srv_status_t *srv_ensemble_graph_compile(const inference_ModelConfig *config,
  *  model that batches allows at least the ensemble's max_batch_size, and
  *  every tensor has one data type and agreeing dims wherever it is seen (-1
  *  matches any dim; a non-batching side's [-1, d...] matches a batching
- *  side's [d...]). On error the status (INVALID_ARGUMENT) is Triton's text
- *  after the model and `source`. Reads only; any thread. */
+ *  side's [d...]), and no step, nor the ensemble's outputs together, mixes
+ *  tensors made by different requests of decoupled models. *decoupled is
+ *  set to whether a step's model is decoupled: Triton then makes the
+ *  ensemble decoupled. On error the status (INVALID_ARGUMENT) is Triton's
+ *  text after the model and `source`, and *decoupled is untouched. Reads g
+ *  only; any thread. */
 srv_status_t *srv_ensemble_graph_check(const srv_ensemble_graph_t *g,
                                        const srv_model_desc_t *ensemble,
                                        const srv_model_desc_t *models,
-                                       uint32_t model_count, const char *source);
+                                       uint32_t model_count, const char *source,
+                                       bool *decoupled);
 
 /** The id of the tensor called `name`, or UINT32_MAX. */
 uint32_t srv_ensemble_graph_tensor_find(const srv_ensemble_graph_t *g, const char *name);

@@ -15,6 +15,7 @@
 
 static srv_ensemble_graph_t g; /* the last graph compiled */
 static upb_Arena *arena;       /* holds g; renewed by each compile */
+static bool dec;               /* the last check's decoupled */
 
 /* Compiles `text` as ensemble "e" into g: NULL when accepted, else the
  * message (static). */
@@ -335,7 +336,7 @@ static const char *chain_check(int32_t mbs_a, srv_tensor_spec_t xa, srv_tensor_s
   srv_model_desc_t e = desc("e", 8, &ein, 1, &eout, 1);
   srv_model_desc_t m[2] = {desc("b", mbs_b, &xb, 1, &yb, 1),
                            desc("a", mbs_a, &xa, 1, &ya, 1)};
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 2, "config.pbtxt");
+  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 2, "config.pbtxt", &dec);
   if (st == NULL) return NULL;
   CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_INVALID_ARGUMENT);
   snprintf(msg, sizeof msg, "%s", tail(srv_status_message(st)));
@@ -398,15 +399,15 @@ static void test_models(void) {
   srv_tensor_spec_t ain[2] = {F32("X", kD4), F32("EXTRA", kD4)}, aout = F32("Y", kD4);
   srv_model_desc_t e = desc("e", 8, &ein, 1, &eout, 1),
                    a = desc("a", 8, ain, 2, &aout, 1);
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt");
+  srv_status_t *st = srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt", &dec);
   REQUIRE(st != NULL);
   CHECK_STREQ(
       tail(srv_status_message(st)),
       "in ensemble e, input EXTRA in model a is not mapped to any ensemble tensors");
   srv_status_free(st);
   ain[1].optional = true;
-  CHECK(srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt") == NULL);
-  st = srv_ensemble_graph_check(&g, &e, &a, 0, "config.pbtxt");
+  CHECK(srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt", &dec) == NULL);
+  st = srv_ensemble_graph_check(&g, &e, &a, 0, "config.pbtxt", &dec);
   REQUIRE(st != NULL);
   CHECK_STREQ(tail(srv_status_message(st)),
               "in ensemble e, step 0: model a is not given");
@@ -422,9 +423,28 @@ static void test_diamond_models(void) {
   srv_model_desc_t e = desc("e", 8, &ein, 1, &eout, 1);
   srv_model_desc_t m[4] = {desc("split", 8, &x, 1, ab, 2), desc("f", 8, &x, 1, &y, 1),
                            desc("g", 8, &x, 1, &y, 1), desc("join", 8, abc, 3, &y, 1)};
-  CHECK(srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt") == NULL);
+  dec = true;
+  CHECK(srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec) == NULL);
+  CHECK(!dec);
+  /* A decoupled split: both branches carry its responses; the ensemble is
+   * decoupled. */
+  m[0].decoupled = true;
+  CHECK(srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec) == NULL);
+  CHECK(dec);
+  /* A decoupled branch: join would mix its responses with the other's. */
+  m[0].decoupled = false;
+  m[1].decoupled = true;
+  dec = false;
+  srv_status_t *d = srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec);
+  REQUIRE(d != NULL);
+  CHECK_STREQ(tail(srv_status_message(d)),
+              "in ensemble e, step of model 'join' receives inputs originated from "
+              "different decoupled models");
+  srv_status_free(d);
+  CHECK(!dec); /* untouched on error */
+  m[1].decoupled = false;
   abc[2] = F32("C", kD5); /* join reads l2 as C with other dims than as A */
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt");
+  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec);
   REQUIRE(st != NULL);
   CHECK_STREQ(tail(srv_status_message(st)),
               "in ensemble e, ensemble tensor l2: inconsistent shape: [-1,4] is inferred "
@@ -432,7 +452,27 @@ static void test_diamond_models(void) {
   srv_status_free(st);
 }
 
+/* The ensemble's outputs together: one from a decoupled step, one not. */
+static void test_decoupled_outputs(void) {
+  REQUIRE(ens("input [{ name: 'IN' data_type: TYPE_FP32 dims: [4] }]"
+              " output [{ name: 'OUT' data_type: TYPE_FP32 dims: [4] },"
+              " { name: 'OUT2' data_type: TYPE_FP32 dims: [4] }]",
+              STEP("a", "IN", "OUT") "," STEP("b", "IN", "OUT2")) == NULL);
+  srv_tensor_spec_t ein = F32("IN", kD4), eout[2] = {F32("OUT", kD4), F32("OUT2", kD4)};
+  srv_tensor_spec_t x = F32("X", kD4), y = F32("Y", kD4);
+  srv_model_desc_t e = desc("e", 8, &ein, 1, eout, 2);
+  srv_model_desc_t m[2] = {desc("a", 8, &x, 1, &y, 1), desc("b", 8, &x, 1, &y, 1)};
+  m[1].decoupled = true;
+  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 2, "config.pbtxt", &dec);
+  REQUIRE(st != NULL);
+  CHECK_STREQ(
+      tail(srv_status_message(st)),
+      "in ensemble e, step of model 'e' receives inputs originated from different "
+      "decoupled models");
+  srv_status_free(st);
+}
+
 UNIT_MAIN("ensemble_graph", UNIT_CASE(test_chain), UNIT_CASE(test_diamond),
           UNIT_CASE(test_kind_errors), UNIT_CASE(test_step_errors),
           UNIT_CASE(test_flow_errors), UNIT_CASE(test_bounds), UNIT_CASE(test_models),
-          UNIT_CASE(test_diamond_models))
+          UNIT_CASE(test_diamond_models), UNIT_CASE(test_decoupled_outputs))
