@@ -30,7 +30,7 @@ typedef struct {
   /* The tensor table while compiling: produced tensors first, then names
    * that only step inputs read. */
   srv_ens_tensor_t *tensors;
-  uint32_t count, cap;
+  uint32_t count;
   uint32_t *slots;
   uint32_t slot_mask;
 } ctx_t;
@@ -373,7 +373,6 @@ static srv_status_t *flow_check(const ctx_t *c, const inference_ModelConfig *con
 /* Sizes the name table for `cap` names and fills the ensemble inputs. */
 static srv_status_t *inputs_read(ctx_t *c, const inference_ModelConfig *config,
                                  uint32_t cap) {
-  c->cap = cap;
   c->tensors = srv_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *c->tensors);
   uint32_t slots = 16;
   while (slots < 2 * cap) slots *= 2;

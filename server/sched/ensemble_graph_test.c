@@ -218,6 +218,11 @@ static void test_step_errors(void) {
                        " { name: 'IN' data_type: TYPE_FP32 dims: [4] }]",
                        STEP("a", "IN", "OUT"))),
               "ensemble input 'IN' is declared twice in ensemble 'e'");
+  /* Names are kept as C strings: set, without a NUL (ours, not Triton's). */
+  CHECK_STREQ(tail(ens(IO1, STEP("a", "", "OUT"))),
+              "an input_map value of step 0 of ensemble 'e' is empty");
+  CHECK_STREQ(tail(ens(IO1, STEP("a", "IN", "O\\000UT"))),
+              "an output_map value of step 0 of ensemble 'e' holds a NUL byte");
 }
 
 static void test_flow_errors(void) {
@@ -323,12 +328,24 @@ static srv_model_desc_t desc(const char *name, int32_t mbs, const srv_tensor_spe
                             .output_count = nout};
 }
 
+/* Checks g against ensemble e and models m: NULL when accepted, else the
+ * message after its prefix (static). */
+static const char *check(const srv_model_desc_t *e, const srv_model_desc_t *m,
+                         uint32_t n) {
+  static char msg[SRV_STATUS_MESSAGE_MAX];
+  srv_status_t *st = srv_ensemble_graph_check(&g, e, m, n, "config.pbtxt", &dec);
+  if (st == NULL) return NULL;
+  CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_INVALID_ARGUMENT);
+  snprintf(msg, sizeof msg, "%s", tail(srv_status_message(st)));
+  srv_status_free(st);
+  return msg;
+}
+
 /* Checks the chain IN -a-> mid -b-> OUT (ensemble max_batch_size 8,
  * FP32 [4]) against a and b: X and Y of `xa`/`ya` and `xb`/`yb`. */
 static const char *chain_check(int32_t mbs_a, srv_tensor_spec_t xa, srv_tensor_spec_t ya,
                                int32_t mbs_b, srv_tensor_spec_t xb,
                                srv_tensor_spec_t yb) {
-  static char msg[SRV_STATUS_MESSAGE_MAX];
   if (ens(IO1, STEP("a", "IN", "mid") "," STEP("b", "mid", "OUT")) != NULL)
     return "(no graph)";
   srv_tensor_spec_t ein = spec("IN", TRITONSERVER_TYPE_FP32, kD4, 1);
@@ -336,12 +353,7 @@ static const char *chain_check(int32_t mbs_a, srv_tensor_spec_t xa, srv_tensor_s
   srv_model_desc_t e = desc("e", 8, &ein, 1, &eout, 1);
   srv_model_desc_t m[2] = {desc("b", mbs_b, &xb, 1, &yb, 1),
                            desc("a", mbs_a, &xa, 1, &ya, 1)};
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 2, "config.pbtxt", &dec);
-  if (st == NULL) return NULL;
-  CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_INVALID_ARGUMENT);
-  snprintf(msg, sizeof msg, "%s", tail(srv_status_message(st)));
-  srv_status_free(st);
-  return msg;
+  return check(&e, m, 2);
 }
 
 #define F32(n, d) spec(n, TRITONSERVER_TYPE_FP32, d, sizeof d / sizeof d[0])
@@ -399,19 +411,12 @@ static void test_models(void) {
   srv_tensor_spec_t ain[2] = {F32("X", kD4), F32("EXTRA", kD4)}, aout = F32("Y", kD4);
   srv_model_desc_t e = desc("e", 8, &ein, 1, &eout, 1),
                    a = desc("a", 8, ain, 2, &aout, 1);
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt", &dec);
-  REQUIRE(st != NULL);
   CHECK_STREQ(
-      tail(srv_status_message(st)),
+      check(&e, &a, 1),
       "in ensemble e, input EXTRA in model a is not mapped to any ensemble tensors");
-  srv_status_free(st);
   ain[1].optional = true;
-  CHECK(srv_ensemble_graph_check(&g, &e, &a, 1, "config.pbtxt", &dec) == NULL);
-  st = srv_ensemble_graph_check(&g, &e, &a, 0, "config.pbtxt", &dec);
-  REQUIRE(st != NULL);
-  CHECK_STREQ(tail(srv_status_message(st)),
-              "in ensemble e, step 0: model a is not given");
-  srv_status_free(st);
+  CHECK(check(&e, &a, 1) == NULL);
+  CHECK_STREQ(check(&e, &a, 0), "in ensemble e, step 0: model a is not given");
 }
 
 static void test_diamond_models(void) {
@@ -424,32 +429,26 @@ static void test_diamond_models(void) {
   srv_model_desc_t m[4] = {desc("split", 8, &x, 1, ab, 2), desc("f", 8, &x, 1, &y, 1),
                            desc("g", 8, &x, 1, &y, 1), desc("join", 8, abc, 3, &y, 1)};
   dec = true;
-  CHECK(srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec) == NULL);
+  CHECK(check(&e, m, 4) == NULL);
   CHECK(!dec);
   /* A decoupled split: both branches carry its responses; the ensemble is
    * decoupled. */
   m[0].decoupled = true;
-  CHECK(srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec) == NULL);
+  CHECK(check(&e, m, 4) == NULL);
   CHECK(dec);
   /* A decoupled branch: join would mix its responses with the other's. */
   m[0].decoupled = false;
   m[1].decoupled = true;
   dec = false;
-  srv_status_t *d = srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec);
-  REQUIRE(d != NULL);
-  CHECK_STREQ(tail(srv_status_message(d)),
+  CHECK_STREQ(check(&e, m, 4),
               "in ensemble e, step of model 'join' receives inputs originated from "
               "different decoupled models");
-  srv_status_free(d);
   CHECK(!dec); /* untouched on error */
   m[1].decoupled = false;
   abc[2] = F32("C", kD5); /* join reads l2 as C with other dims than as A */
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 4, "config.pbtxt", &dec);
-  REQUIRE(st != NULL);
-  CHECK_STREQ(tail(srv_status_message(st)),
+  CHECK_STREQ(check(&e, m, 4),
               "in ensemble e, ensemble tensor l2: inconsistent shape: [-1,4] is inferred "
               "from model join while [-1,5] is inferred from model join");
-  srv_status_free(st);
 }
 
 /* The ensemble's outputs together: one from a decoupled step, one not. */
@@ -463,13 +462,10 @@ static void test_decoupled_outputs(void) {
   srv_model_desc_t e = desc("e", 8, &ein, 1, eout, 2);
   srv_model_desc_t m[2] = {desc("a", 8, &x, 1, &y, 1), desc("b", 8, &x, 1, &y, 1)};
   m[1].decoupled = true;
-  srv_status_t *st = srv_ensemble_graph_check(&g, &e, m, 2, "config.pbtxt", &dec);
-  REQUIRE(st != NULL);
   CHECK_STREQ(
-      tail(srv_status_message(st)),
+      check(&e, m, 2),
       "in ensemble e, step of model 'e' receives inputs originated from different "
       "decoupled models");
-  srv_status_free(st);
 }
 
 UNIT_MAIN("ensemble_graph", UNIT_CASE(test_chain), UNIT_CASE(test_diamond),
