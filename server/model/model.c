@@ -152,7 +152,8 @@ static srv_status_t *ensemble_load(srv_model_t *m, const char *config_source,
   }
   if (m->decoupled) { /* a decoupled step makes it decoupled, as Triton says */
     inference_ModelTransactionPolicy_set_decoupled(
-        inference_ModelConfig_mutable_model_transaction_policy(m->config, m->arena), true);
+        inference_ModelConfig_mutable_model_transaction_policy(m->config, m->arena),
+        true);
     config_json_refresh(m);
   }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
@@ -285,6 +286,8 @@ void srv_model_abandon(srv_model_t *m) {
       "finalized, nor backend '%s'",
       m->name, (long long)m->version, m->backend->name);
 }
+
+void srv_model_drop_dependencies(srv_model_t *m) { srv_ensemble_models_release(m); }
 
 void srv_model_free(srv_model_t *m) {
   backend_model_fini(m);
