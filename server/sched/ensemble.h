@@ -49,6 +49,10 @@ srv_status_t *srv_ensemble_setup(srv_model_t *m, const char *source);
 /** After srv_stats_init: the per-step statistics. Loading thread. */
 void srv_ensemble_stats_init(srv_model_t *m);
 
+/** Drops the composing models' references (NULL m->ens, or dropped
+ *  already: nothing). Once the actor stopped. */
+void srv_ensemble_models_release(srv_model_t *m);
+
 /** Drops the composing models' references and frees the scheduler (NULL
  *  m->ens: nothing). Once the actor stopped, or the load failed. */
 void srv_ensemble_free(srv_model_t *m);

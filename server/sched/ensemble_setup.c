@@ -208,12 +208,19 @@ void srv_ensemble_stats_init(srv_model_t *m) {
   }
 }
 
+void srv_ensemble_models_release(srv_model_t *m) {
+  srv_ensemble_t *e = m->ens;
+  if (e == NULL || e->models == NULL) return;
+  for (uint32_t s = 0; s < e->graph.step_count; s++)
+    if (e->models[s] != NULL) srv_model_unref(e->models[s]);
+  free(e->models);
+  e->models = NULL;
+}
+
 void srv_ensemble_free(srv_model_t *m) {
   srv_ensemble_t *e = m->ens;
   if (e == NULL) return;
-  for (uint32_t s = 0; e->models != NULL && s < e->graph.step_count; s++)
-    if (e->models[s] != NULL) srv_model_unref(e->models[s]);
-  free(e->models);
+  srv_ensemble_models_release(m);
   while (e->pool != NULL) {
     ens_frame_t *f = e->pool;
     e->pool = f->next_sibling;
