@@ -6,14 +6,20 @@ INVALID_ARGUMENT and a message naming the ensemble, the step or tensor and
 the reason (the key text of ensemble_graph.c, Triton's words); the model is
 then not ready, its index row says why, and the server goes on serving.
 Each case is an ensemble folder of a test-local repository beside
-`simple`-like models of the built-in backends, served in explicit mode.
+`simple`-like models of the built-in backends, served in explicit mode;
+two ensembles using each other fail as a circular dependency.
 
 Examples: the example ensembles (examples/models) load with the rest of
-the repository and compute exactly what numpy computes, for batch sizes 1
-and 8, with only the requested outputs returned; their metadata and config
-answer as Triton's do (platform "ensemble"). Runtime: branches of an
-ensemble run in parallel (identity models with execute_delay_ms), and a
-step's error ends the ensemble request with that error."""
+the repository in the default mode (the repository loads `simple` first)
+and compute exactly what numpy computes, for batch sizes 1 and 8 and
+concurrent clients, with only the requested outputs returned; their
+metadata and config answer as Triton's do (platform "ensemble").
+
+Runtime: branches of an ensemble run in parallel (identity models with
+execute_delay_ms), a join waits for its slowest input, a client deadline
+ends the run, a decoupled step streams one ensemble answer per response, a
+step's error ends the request with that error, and statistics count the
+ensemble's requests, the composing model's and each step's."""
 
 import os
 import shutil
@@ -364,7 +370,12 @@ class ConfigErrors(EnsembleTest, harness.ServerTestCase):
     other composing models and one ensemble per case (named after it); a
     generated test_<case> loads it."""
 
-    ARGS = ("--model-control-mode=explicit", "--load-model=simple")
+    # The composing models are loaded up front, so that each case fails on
+    # its own check, not on a model still loading (test_ensemble_cycle
+    # leaves the loading to the repository).
+    ARGS = ("--model-control-mode=explicit", "--load-model=simple",
+            "--load-model=simple_fp32", "--load-model=pair_nb",
+            "--load-model=repeat_int32")
 
     @classmethod
     def setUpClass(cls):
@@ -559,9 +570,16 @@ def slow_join(name, branches):
 
 
 class Runtime(EnsembleTest, harness.ServerTestCase):
-    """A default-mode server over a repository of its own: identity branches
-    (two slow, one fast) joined by an addsub model, and an ensemble over
-    `simple_string` whose step can fail."""
+    """An explicit-mode server over a repository of its own: identity
+    branches (two slow, one fast) joined by an addsub model, and an
+    ensemble over `simple_string` whose step can fail. The composing models
+    load first (--load-model), then the ensembles (ENSEMBLES)."""
+
+    ARGS = ("--model-control-mode=explicit", "--load-model=simple_string",
+            "--load-model=slow_a", "--load-model=slow_b", "--load-model=fast",
+            "--load-model=simple_any", "--load-model=repeat_int32",
+            "--load-model=pair_nb", "--load-model=id_c")
+    ENSEMBLES = ("two_slow", "slow_fast", "string_ens", "rep_ens", "counted")
 
     @classmethod
     def setUpClass(cls):
@@ -574,11 +592,27 @@ class Runtime(EnsembleTest, harness.ServerTestCase):
         write_model(repo, "two_slow", slow_join("two_slow", ("slow_a", "slow_b")))
         write_model(repo, "slow_fast", slow_join("slow_fast", ("slow_a", "fast")))
         bytes16 = [tensor(n, "TYPE_STRING") for n in ("INPUT0", "INPUT1")]
+        copy_example(repo, "repeat_int32")
+        write_model(repo, "pair_nb", addsub_model("pair_nb", dims=(1,), mbs=0))
+        write_model(repo, "rep_ens", ensemble(
+            "rep_ens", [step("repeat_int32", REPEAT_IN, [("OUT", "X")]),
+                        addsub_step(model="pair_nb", in0="X", in1="X")],
+            inputs=REPEAT_IO, outputs=[tensor("OUTPUT0", dims=(1,)),
+                                       tensor("OUTPUT1", dims=(1,))], mbs=0))
+        write_model(repo, "id_c", identity_model("id_c"))
+        t = [tensor("INPUT0", dims=(-1,))]
+        write_model(repo, "counted", ensemble(
+            "counted", [step("id_c", [("INPUT0", "INPUT0")], [("OUTPUT0", "A")]),
+                        step("id_c", [("INPUT0", "A")], [("OUTPUT0", "OUTPUT0")])],
+            inputs=t, outputs=[tensor("OUTPUT0", dims=(-1,))]))
         write_model(repo, "string_ens", ensemble(
             "string_ens", [addsub_step(model="simple_string")], inputs=bytes16,
             outputs=[tensor(n, "TYPE_STRING") for n in ("OUTPUT0", "OUTPUT1")]))
         cls.REPO = repo
         super().setUpClass()
+        for name in cls.ENSEMBLES:
+            cls.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
+                                         timeout=RPC_TIMEOUT)
 
     def timed(self, model, a, b):
         start = time.monotonic()
@@ -612,6 +646,57 @@ class Runtime(EnsembleTest, harness.ServerTestCase):
                 errors.append(str(e))
 
         self.assertEqual(run_clients(4, client), [])
+
+    def test_deadline_cancels_the_run(self):
+        """A client deadline shorter than the slow branches: the call ends
+        DEADLINE_EXCEEDED and the ensemble serves the next request."""
+        a, b = random_pair(np.random.default_rng(8), 1, width=2)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelInfer(pair_request("two_slow", a, b), timeout=0.1)
+        self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED, cm.exception.details())
+        self.timed("two_slow", a, b)
+
+    def test_decoupled_step_streams_one_answer_per_response(self):
+        """repeat_int32 answers once per element of IN; each answer runs the
+        next step (pair_nb: 2x, 0) and is streamed on its own, then the
+        final flag comes alone."""
+        values = [5, -6, 70, 0]
+        req = infer_request("rep_ens", [
+            ("IN", "INT32", np.asarray(values, dtype=np.int32)),
+            ("DELAY", "UINT32", np.full(len(values), 5, dtype=np.uint32)),
+            ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))],
+            rid="r", params={"triton_enable_empty_final_response": True})
+        got = []
+        for resp in self.stub.ModelStreamInfer(iter([req]), timeout=RPC_TIMEOUT):
+            self.assertEqual(resp.error_message, "")
+            got.append(resp.infer_response)
+            if resp.infer_response.parameters["triton_final_response"].bool_param:
+                break
+        self.assertEqual(len(got), len(values) + 1, got)
+        data = [outputs_of(r) for r in got[:-1]]
+        self.assertEqual(sorted(int(d["OUTPUT0"][0]) for d in data),
+                         sorted(2 * v for v in values))
+        self.assertEqual([int(d["OUTPUT1"][0]) for d in data], [0] * len(values))
+        self.assertEqual([r.id for r in got], ["r"] * (len(values) + 1))
+        self.assertEqual(len(got[-1].outputs), 0)
+
+    def test_statistics(self):
+        """The ensemble counts its requests, the composing model its own
+        (two per ensemble request), and each step its answers."""
+        n = 5
+        for k in range(n):
+            arr = np.arange(k + 1, dtype=np.int32).reshape(1, -1)
+            got = outputs_of(self.infer(infer_request("counted", [("INPUT0", "INT32", arr)])))
+            np.testing.assert_array_equal(got["OUTPUT0"], arr)
+        stats = {m: self.stub.ModelStatistics(pb.ModelStatisticsRequest(name=m),
+                                              timeout=RPC_TIMEOUT).model_stats[0]
+                 for m in ("counted", "id_c")}
+        self.assertEqual(stats["counted"].inference_stats.success.count, n)
+        self.assertEqual(stats["id_c"].inference_stats.success.count, 2 * n)
+        steps = [(s.step, s.model_name, s.model_version, s.time.count)
+                 for s in stats["counted"].ensemble_step_stats]
+        self.assertEqual(steps, [(0, "id_c", "1", n), (1, "id_c", "1", n)])
+        self.assertEqual(len(stats["id_c"].ensemble_step_stats), 0)
 
     def test_step_error_fails_the_request(self):
         def bytes_tensor(values):
