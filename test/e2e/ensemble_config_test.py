@@ -680,6 +680,23 @@ class Runtime(EnsembleTest, harness.ServerTestCase):
         self.assertEqual([r.id for r in got], ["r"] * (len(values) + 1))
         self.assertEqual(len(got[-1].outputs), 0)
 
+    def test_decoupled_ensemble_on_unary(self):
+        """A decoupled step makes the ensemble decoupled (its config says
+        so, as Triton's): ModelInfer refuses it unless the responses are
+        aggregated, then OUTPUT0 holds every answer's element."""
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="rep_ens"),
+                                    timeout=RPC_TIMEOUT).config
+        self.assertTrue(cfg.model_transaction_policy.decoupled)
+        values = [3, 1, 4, 1, 5]
+        req = infer_request("rep_ens", [
+            ("IN", "INT32", np.asarray(values, dtype=np.int32)),
+            ("DELAY", "UINT32", np.zeros(len(values), dtype=np.uint32)),
+            ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))])
+        self.expect_error(lambda: self.infer(req), E.UNIMPLEMENTED, "decoupled", "rep_ens")
+        req.parameters["nereid_aggregate_responses"].bool_param = True
+        got = outputs_of(self.infer(req))
+        self.assertEqual(sorted(got["OUTPUT0"].tolist()), sorted(2 * v for v in values))
+
     def test_statistics(self):
         """The ensemble counts its requests, the composing model its own
         (two per ensemble request), and each step its answers."""
