@@ -67,6 +67,7 @@ struct TRITONBACKEND_Model {
   void *repo_record;     /* the repository's record of this model name */
   srv_batcher_t batcher; /* read-only once loaded */
   struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
+  struct srv_ensemble *ens;  /* an ensemble's scheduler; NULL for other models */
   act_actor_t actor;     /* the scheduler */
   act_msg_t stop_msg, stop_retry_msg, stopped_msg;
   sem_t stopped; /* posted by the scheduler when it handled stopped_msg */
