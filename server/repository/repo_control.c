@@ -10,6 +10,7 @@
 #include "server/common/memory.h"
 #include "server/core/server.h"
 #include "server/repository/repo_internal.h"
+#include "server/sched/ensemble.h"
 
 srv_repository_t *srv_repository_new(srv_server_t *srv) {
   srv_repository_t *r = calloc(1, sizeof *r);
@@ -216,10 +217,11 @@ static void tempdirs_remove(srv_repository_t *r) {
 }
 
 void srv_repository_free(srv_repository_t *r) {
-  for (size_t i = 0; i < r->live_count; i++) {
-    srv_model_wait_stopped(r->live[i].model);
-    srv_model_free(r->live[i].model);
-  }
+  for (size_t i = 0; i < r->live_count; i++) srv_model_wait_stopped(r->live[i].model);
+  /* Ensembles drop the references they hold on their steps' models before
+   * any model is freed: the list is in no particular order. */
+  for (size_t i = 0; i < r->live_count; i++) srv_ensemble_free(r->live[i].model);
+  for (size_t i = 0; i < r->live_count; i++) srv_model_free(r->live[i].model);
   tempdirs_remove(r);
   free(r->live);
   srv_registry_free(r->registry);

@@ -184,10 +184,17 @@ void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec) {
   rec->queue_tail = kept_tail;
 }
 
-/* Runs one operation of the repository's own per name, now. The names
- * are copied first: running one may add or drop records. */
-static void cascade(srv_repository_t *r, srv_repo_op_t **ops, size_t n) {
-  for (size_t i = 0; i < n; i++) repo_op_run(r, ops[i]);
+/* Runs the unloads `rec`'s unload causes, now; it waits for their
+ * answers. The names are copied first: running one may add or drop
+ * records. */
+static void cascade(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t **ops,
+                    size_t n) {
+  rec->cascade_pending += n;
+  for (size_t i = 0; i < n; i++) {
+    ops[i]->origin = REPO_ORIGIN_CASCADE;
+    ops[i]->ctx = rec;
+    repo_op_run(r, ops[i]);
+  }
   free(ops);
 }
 
@@ -197,7 +204,7 @@ static srv_repo_op_t **ops_new(size_t cap) {
   return ops;
 }
 
-void repo_users_unload(srv_repository_t *r, const repo_record_t *rec) {
+void repo_users_unload(srv_repository_t *r, repo_record_t *rec) {
   srv_repo_op_t **ops = ops_new(r->record_count);
   size_t n = 0;
   for (size_t i = 0; i < r->record_count; i++) {
@@ -205,10 +212,9 @@ void repo_users_unload(srv_repository_t *r, const repo_record_t *rec) {
     if (user == rec || user->version_count == 0 || !steps_use(user, rec->name)) continue;
     SRV_INFO("unloading ensemble '%s': it uses '%s', which unloads", user->name,
              rec->name);
-    ops[n] = repo_op_new(SRV_REPO_UNLOAD, user->name);
-    ops[n++]->origin = REPO_ORIGIN_CASCADE;
+    ops[n++] = repo_op_new(SRV_REPO_UNLOAD, user->name);
   }
-  cascade(r, ops, n);
+  cascade(r, rec, ops, n);
 }
 
 /* Whether an ensemble other than `except` uses the model, loaded or loading. */
@@ -222,7 +228,7 @@ static bool used_by_other(srv_repository_t *r, const char *name, const repo_reco
   return false;
 }
 
-void repo_steps_unload(srv_repository_t *r, const repo_record_t *rec) {
+void repo_steps_unload(srv_repository_t *r, repo_record_t *rec) {
   srv_repo_op_t **ops = ops_new(rec->dep_count);
   size_t n = 0;
   for (size_t i = 0; i < rec->dep_count; i++) {
@@ -231,10 +237,9 @@ void repo_steps_unload(srv_repository_t *r, const repo_record_t *rec) {
         used_by_other(r, step->name, rec))
       continue;
     ops[n] = repo_op_new(SRV_REPO_UNLOAD, step->name);
-    ops[n]->origin = REPO_ORIGIN_CASCADE;
     ops[n++]->unload_dependents = true; /* its own steps, in turn */
   }
-  cascade(r, ops, n);
+  cascade(r, rec, ops, n);
 }
 
 void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec) {

@@ -63,6 +63,10 @@ typedef struct repo_record {
   size_t steps_pending;     /* step loads not answered yet */
   srv_status_t *steps_error; /* the first step that has no ready version */
   act_msg_t steps_msg;       /* REPO_STEPS_DONE, once steps_pending is 0 */
+  /* The running unload waits for the unloads it caused: */
+  size_t cascade_pending;
+  struct repo_record *later_next; /* srv_repository.later_head */
+  bool later_queued;
   srv_repo_op_t *running; /* the operation under way, or NULL */
   srv_repo_op_t *joined;  /* loads that joined the running one */
   srv_repo_op_t *queue_head, *queue_tail;
@@ -141,6 +145,7 @@ struct srv_repository {
   repo_job_t *jobs_head, *jobs_tail;
   size_t jobs_running;
   size_t jobs_parked; /* load jobs waiting for their steps' models */
+  repo_record_t *later_head; /* unloads to finish at the end of the turn */
   bool closing;
   bool scanning;
   bool reclaim_armed, poll_armed;
@@ -163,6 +168,8 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *name);
 void repo_record_free(repo_record_t *rec);
 repo_job_t *repo_job_new(repo_job_kind_t kind);
 void repo_job_queue(srv_repository_t *r, repo_job_t *job);
+/** An unload caused by the running unload of `op->ctx` was answered. */
+void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op);
 /** Runs an operation now, inside the current turn (as REPO_OP would). */
 void repo_op_run(srv_repository_t *r, srv_repo_op_t *op);
 /** Discards versions a load made but will not publish: they are destroyed
@@ -191,11 +198,12 @@ void repo_steps_check_bound(srv_repository_t *r, repo_job_t *job);
 /** Step loads queued on `rec`, which starts to unload, are refused: they
  *  would wait for the unload, which may wait for their ensembles. */
 void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec);
-/** Unloads, now, the loaded ensembles whose steps use `rec`. */
-void repo_users_unload(srv_repository_t *r, const repo_record_t *rec);
+/** Unloads, now, the loaded ensembles whose steps use `rec`; `rec`'s
+ *  unload waits for them (cascade_pending). */
+void repo_users_unload(srv_repository_t *r, repo_record_t *rec);
 /** unload_dependents: unloads the models `rec`'s steps use that no asker
- *  loaded and no other ensemble uses. */
-void repo_steps_unload(srv_repository_t *r, const repo_record_t *rec);
+ *  loaded and no other ensemble uses; `rec`'s unload waits for them. */
+void repo_steps_unload(srv_repository_t *r, repo_record_t *rec);
 /** `rec` reloaded: reloads the ensembles whose steps use it. */
 void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec);
 

@@ -246,6 +246,7 @@ srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
 static void op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
   op->status = st;
   if (op->origin == REPO_ORIGIN_STEP) repo_steps_answered(r, op);
+  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL) repo_cascade_answered(r, op);
   if (op->done != NULL) op->done(op);
 }
 
@@ -289,41 +290,51 @@ static void versions_retire(repo_record_t *rec) {
   rec->version_count = 0;
 }
 
+/* The running unload is over once its models are destroyed and the
+ * unloads it caused (ensembles using the model, with unload_dependents the
+ * models its steps use) are answered. */
 static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
-  if (rec->draining > 0 || rec->running == NULL || rec->running->kind != SRV_REPO_UNLOAD)
+  if (rec->draining > 0 || rec->cascade_pending > 0 || rec->running == NULL ||
+      rec->running->kind != SRV_REPO_UNLOAD)
     return;
-  rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-  reason_set(rec, SRV_MODEL_REASON_UNLOADED);
-  publish(r);
-  SRV_INFO("successfully unloaded '%s'", rec->name);
+  bool unloaded = rec->state == SRV_MODEL_STATE_UNLOADING;
+  if (rec->state != SRV_MODEL_STATE_UNKNOWN) {
+    rec->state = SRV_MODEL_STATE_UNAVAILABLE;
+    reason_set(rec, SRV_MODEL_REASON_UNLOADED);
+    publish(r);
+  }
+  if (unloaded) SRV_INFO("successfully unloaded '%s'", rec->name);
   op_finish(r, rec, NULL);
+}
+
+void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op) {
+  repo_record_t *rec = op->ctx; /* kept: its unload is running */
+  if (--rec->cascade_pending > 0 || rec->later_queued) return;
+  /* Not now: this runs inside another record's op_finish. */
+  rec->later_queued = true;
+  rec->later_next = r->later_head;
+  r->later_head = rec;
 }
 
 /* An unload: the ensembles using the model go first (they hold references
  * on its versions, so its unload would wait for them), then the model,
- * then, with unload_dependents, the models its steps use. */
+ * then, with unload_dependents, the models its steps use. Unloading a
+ * model that is not loaded is done at once, as tritonserver answers it. */
 static void unload_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op) {
   bool steps_too = op->unload_dependents;
   repo_steps_refuse(r, rec);
-  repo_users_unload(r, rec);
   rec->explicit_load = false;
-  if (rec->version_count == 0 && rec->draining == 0) {
-    /* Nothing loaded: done, as tritonserver answers such an unload. */
-    if (rec->state != SRV_MODEL_STATE_UNKNOWN) {
-      rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-      reason_set(rec, SRV_MODEL_REASON_UNLOADED);
-      publish(r);
-    }
-    if (steps_too) repo_steps_unload(r, rec);
-    op_finish(r, rec, NULL);
-    return;
+  rec->cascade_pending = 1; /* this function's own, dropped below */
+  repo_users_unload(r, rec);
+  if (rec->version_count > 0 || rec->draining > 0) {
+    rec->state = SRV_MODEL_STATE_UNLOADING;
+    versions_retire(rec);
+    tempdir_release(r, rec->tempdir); /* removed once its models are gone */
+    rec->tempdir = NULL;
+    publish(r);
   }
-  rec->state = SRV_MODEL_STATE_UNLOADING;
-  versions_retire(rec);
-  tempdir_release(r, rec->tempdir); /* removed once its models are gone */
-  rec->tempdir = NULL;
-  publish(r);
   if (steps_too) repo_steps_unload(r, rec);
+  rec->cascade_pending--;
   unload_finish_if_drained(r, rec);
 }
 
@@ -573,8 +584,19 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
   close_check(r);
 }
 
-void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
-  srv_repository_t *r = act_actor_state(self);
+/* Unloads whose cascades were answered during the turn end now, outside
+ * the op_finish that answered them. */
+static void later_run(srv_repository_t *r) {
+  while (r->later_head != NULL) {
+    repo_record_t *rec = r->later_head;
+    r->later_head = rec->later_next;
+    rec->later_queued = false;
+    unload_finish_if_drained(r, rec);
+    record_drop_if_unknown(r, rec);
+  }
+}
+
+static void behaviour(srv_repository_t *r, act_msg_t *msg) {
   switch (msg->kind) {
     case REPO_OP:
       repo_op_run(r, (srv_repo_op_t *)msg);
@@ -619,4 +641,12 @@ void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
     default:
       SRV_FATAL("repository: unexpected message kind %u", msg->kind);
   }
+}
+
+void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
+  srv_repository_t *r = act_actor_state(self);
+  behaviour(r, msg);
+  if (r->later_head == NULL) return;
+  later_run(r);
+  close_check(r);
 }
