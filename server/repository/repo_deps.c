@@ -37,7 +37,8 @@ static void marks_clear(srv_repository_t *r) {
 
 /* Whether the model `name` leads back to `target` through steps. Each
  * record is walked once (marks), so a diamond costs no more than a chain. */
-static bool steps_reach(srv_repository_t *r, const char *name, const repo_record_t *target) {
+static bool steps_reach(srv_repository_t *r, const char *name,
+                        const repo_record_t *target) {
   if (strcmp(name, target->name) == 0) return true;
   repo_record_t *rec = repo_record_find(r, name);
   if (rec == NULL || rec->mark) return false;
@@ -176,8 +177,8 @@ void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec) {
       continue;
     }
     *link = op->next;
-    op->status = srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
-                                rec->name);
+    op->status =
+        srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded", rec->name);
     repo_steps_answered(r, op);
     op->done(op);
   }
@@ -218,7 +219,8 @@ void repo_users_unload(srv_repository_t *r, repo_record_t *rec) {
 }
 
 /* Whether an ensemble other than `except` uses the model, loaded or loading. */
-static bool used_by_other(srv_repository_t *r, const char *name, const repo_record_t *except) {
+static bool used_by_other(srv_repository_t *r, const char *name,
+                          const repo_record_t *except) {
   for (size_t i = 0; i < r->record_count; i++) {
     const repo_record_t *user = r->records[i];
     if (user == except || strcmp(user->name, name) == 0) continue;
@@ -251,9 +253,10 @@ void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec) {
     if (user->from_override && !loading) {
       /* Its config was the client's and is gone: it keeps the old versions
        * of the step's model until it is loaded again. */
-      SRV_WARN("ensemble '%s' (loaded with a config override) still uses the "
-                  "previous versions of '%s'",
-                  user->name, rec->name);
+      SRV_WARN(
+          "ensemble '%s' (loaded with a config override) still uses the "
+          "previous versions of '%s'",
+          user->name, rec->name);
       continue;
     }
     SRV_INFO("reloading ensemble '%s': '%s' reloaded", user->name, rec->name);

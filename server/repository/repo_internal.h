@@ -55,12 +55,12 @@ typedef struct repo_record {
   repo_tempdir_t *tempdir; /* current private folder, or NULL */
   char **deps;             /* models the loaded ensemble's steps use */
   size_t dep_count;
-  bool explicit_load; /* an asker loaded it (not only as an ensemble's step) */
-  bool asked_load;    /* the running load (or one joined) is an asker's */
-  bool mark;          /* repo_deps.c's graph walks */
+  bool explicit_load;        /* an asker loaded it (not only as an ensemble's step) */
+  bool asked_load;           /* the running load (or one joined) is an asker's */
+  bool mark;                 /* repo_deps.c's graph walks */
   struct repo_job *load_job; /* the running load's job, while it exists */
   /* The running load's job waits for the loads of its steps' models: */
-  size_t steps_pending;     /* step loads not answered yet */
+  size_t steps_pending;      /* step loads not answered yet */
   srv_status_t *steps_error; /* the first step that has no ready version */
   act_msg_t steps_msg;       /* REPO_STEPS_DONE, once steps_pending is 0 */
   /* The running unload waits for the unloads it caused: */
@@ -144,7 +144,7 @@ struct srv_repository {
   repo_loader_t *idle;
   repo_job_t *jobs_head, *jobs_tail;
   size_t jobs_running;
-  size_t jobs_parked; /* load jobs waiting for their steps' models */
+  size_t jobs_parked;        /* load jobs waiting for their steps' models */
   repo_record_t *later_head; /* unloads to finish at the end of the turn */
   bool closing;
   bool scanning;

@@ -229,7 +229,8 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
 static void job_load_versions(srv_repository_t *r, repo_job_t *job) {
   int64_t *v = malloc(VERSIONS_MAX * sizeof *v);
   if (v == NULL) SRV_FATAL("out of memory");
-  size_t n = versions_select(job->config, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
+  size_t n =
+      versions_select(job->config, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
   if (n == 0)
     job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                 "at least one version must be available under the "

@@ -544,8 +544,7 @@ static void close_refuse_waiting(srv_repository_t *r) {
  * arrive (the actor's stop must be its last message). */
 static void close_check(srv_repository_t *r) {
   if (r->closing && r->jobs_running == 0 && r->jobs_head == NULL && r->jobs_parked == 0 &&
-      !r->reclaim_armed &&
-      !r->poll_armed && !r->scanning && r->close_done != NULL) {
+      !r->reclaim_armed && !r->poll_armed && !r->scanning && r->close_done != NULL) {
     sem_post(r->close_done);
     r->close_done = NULL;
   }
