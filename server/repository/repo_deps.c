@@ -144,6 +144,7 @@ repo_job_t *repo_steps_resume(srv_repository_t *r, repo_record_t *rec) {
                         srv_quote_str(q, rec->name));
   }
   if (st != NULL) {
+    rec->orphaned = true;
     job_fail(job, st);
     return job;
   }
@@ -159,6 +160,7 @@ void repo_steps_check_bound(srv_repository_t *r, repo_job_t *job) {
     if (step != NULL && step->version_count > 0) continue;
     /* It left while the versions loaded: they may hold references on its
      * versions, which its unload waits for. */
+    job->record->orphaned = true;
     job_fail(job, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                  "ensemble '%s' depends on '%s' which has no loaded "
                                  "version",
@@ -209,8 +211,9 @@ void repo_users_unload(srv_repository_t *r, repo_record_t *rec) {
   srv_repo_op_t **ops = ops_new(r->record_count);
   size_t n = 0;
   for (size_t i = 0; i < r->record_count; i++) {
-    const repo_record_t *user = r->records[i];
+    repo_record_t *user = r->records[i];
     if (user == rec || user->version_count == 0 || !steps_use(user, rec->name)) continue;
+    user->orphaned = true;
     SRV_INFO("unloading ensemble '%s': it uses '%s', which unloads", user->name,
              rec->name);
     ops[n++] = repo_op_new(SRV_REPO_UNLOAD, user->name);
@@ -244,22 +247,45 @@ void repo_steps_unload(srv_repository_t *r, repo_record_t *rec) {
   cascade(r, rec, ops, n);
 }
 
-void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec) {
+/* Whether every model `rec`'s last load named in its steps is ready. */
+static bool steps_all_ready(srv_repository_t *r, const repo_record_t *rec) {
+  for (size_t i = 0; i < rec->dep_count; i++) {
+    const repo_record_t *step = repo_record_find(r, rec->deps[i]);
+    if (step == NULL || step->version_count == 0) return false;
+  }
+  return true;
+}
+
+/* Whether `user` loads again now that `rec` loaded: it uses `rec` and is
+ * loaded or loading (a reload: bind the new versions), or it went for want
+ * of a step's model and every one is ready now, as tritonserver's graph
+ * loads an ensemble again once its steps are there. */
+static bool user_rebinds(srv_repository_t *r, const repo_record_t *user,
+                         const repo_record_t *rec, bool reload) {
+  if (user == rec) return false;
+  bool loading = user->load_job != NULL && user->load_job->steps_ready;
+  if (reload && steps_use(user, rec->name) && (user->version_count > 0 || loading))
+    return true;
+  if (!user->orphaned || user->version_count > 0 || user->running != NULL) return false;
+  for (size_t i = 0; i < user->dep_count; i++)
+    if (strcmp(user->deps[i], rec->name) == 0) return steps_all_ready(r, user);
+  return false;
+}
+
+void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reload) {
   for (size_t i = 0; i < r->record_count; i++) {
     const repo_record_t *user = r->records[i];
-    if (user == rec || !steps_use(user, rec->name)) continue;
-    bool loading = user->load_job != NULL && user->load_job->steps_ready;
-    if (user->version_count == 0 && !loading) continue;
-    if (user->from_override && !loading) {
+    if (!user_rebinds(r, user, rec, reload)) continue;
+    if (user->from_override && user->load_job == NULL) {
       /* Its config was the client's and is gone: it keeps the old versions
-       * of the step's model until it is loaded again. */
+       * of the step's model (or stays unloaded) until loaded again. */
       SRV_WARN(
-          "ensemble '%s' (loaded with a config override) still uses the "
-          "previous versions of '%s'",
+          "ensemble '%s' (loaded with a config override) is not loaded again "
+          "for '%s'",
           user->name, rec->name);
       continue;
     }
-    SRV_INFO("reloading ensemble '%s': '%s' reloaded", user->name, rec->name);
+    SRV_INFO("loading ensemble '%s' again: '%s' loaded", user->name, rec->name);
     srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, user->name);
     op->origin = REPO_ORIGIN_REBIND;
     act_send(&r->actor, &op->msg);

@@ -29,7 +29,7 @@ enum {
 enum {
   REPO_ORIGIN_ASKED = 0, /* a client, start-up or poll */
   REPO_ORIGIN_STEP,      /* load a model an ensemble's step uses, if not loaded */
-  REPO_ORIGIN_REBIND,    /* reload an ensemble: a model its steps use reloaded */
+  REPO_ORIGIN_REBIND,    /* load an ensemble again: a model its steps use loaded */
   REPO_ORIGIN_CASCADE,   /* unload: a model it uses, or that uses it, unloads */
 };
 
@@ -58,6 +58,7 @@ typedef struct repo_record {
   bool explicit_load;        /* an asker loaded it (not only as an ensemble's step) */
   bool asked_load;           /* the running load (or one joined) is an asker's */
   bool mark;                 /* repo_deps.c's graph walks */
+  bool orphaned;             /* unloaded, or failed, for want of a step's model */
   struct repo_job *load_job; /* the running load's job, while it exists */
   /* The running load's job waits for the loads of its steps' models: */
   size_t steps_pending;      /* step loads not answered yet */
@@ -204,8 +205,10 @@ void repo_users_unload(srv_repository_t *r, repo_record_t *rec);
 /** unload_dependents: unloads the models `rec`'s steps use that no asker
  *  loaded and no other ensemble uses; `rec`'s unload waits for them. */
 void repo_steps_unload(srv_repository_t *r, repo_record_t *rec);
-/** `rec` reloaded: reloads the ensembles whose steps use it. */
-void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec);
+/** `rec` loaded: reloads the ensembles whose steps use it when this was
+ *  a reload, and loads again those that went for want of it (orphaned)
+ *  once all their steps' models are ready. */
+void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reload);
 
 /* repo_control.c: start-up, polling, shutdown. */
 void repo_poll_start(srv_repository_t *r);

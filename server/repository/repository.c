@@ -322,6 +322,7 @@ void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op) {
  * model that is not loaded is done at once, as tritonserver answers it. */
 static void unload_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op) {
   bool steps_too = op->unload_dependents;
+  if (op->origin != REPO_ORIGIN_CASCADE) rec->orphaned = false; /* on purpose */
   repo_steps_refuse(r, rec);
   rec->explicit_load = false;
   rec->cascade_pending = 1; /* this function's own, dropped below */
@@ -344,10 +345,10 @@ static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op)
     unload_start(r, rec, op);
     return;
   }
-  /* An ensemble's step loaded already; an ensemble to rebind that is no
-   * longer loaded: nothing to do. */
+  /* An ensemble's step loaded already; an ensemble to load again that is
+   * no longer loaded, nor waiting for its steps: nothing to do. */
   if ((op->origin == REPO_ORIGIN_STEP && rec->version_count > 0) ||
-      (op->origin == REPO_ORIGIN_REBIND && rec->version_count == 0)) {
+      (op->origin == REPO_ORIGIN_REBIND && rec->version_count == 0 && !rec->orphaned)) {
     op_finish(r, rec, NULL);
     return;
   }
@@ -461,6 +462,7 @@ static void load_accept(srv_repository_t *r, repo_record_t *rec, repo_job_t *job
   rec->from_override = job->override != NULL;
   if (rec->version_count > 0) rec->ever_loaded = true;
   if (rec->version_count > 0 && rec->asked_load) rec->explicit_load = true;
+  if (rec->version_count > 0) rec->orphaned = false;
   rec->state =
       rec->version_count > 0 ? SRV_MODEL_STATE_READY : SRV_MODEL_STATE_UNAVAILABLE;
 }
@@ -508,7 +510,7 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
     publish(r);
     /* The registry holds its own references now; drop the loader's. */
     for (size_t i = 0; i < rec->version_count; i++) srv_model_unref(rec->versions[i]);
-    if (reload) repo_users_rebind(r, rec);
+    if (rec->version_count > 0) repo_users_rebind(r, rec, reload);
   }
   op_finish(r, rec, st);
   record_drop_if_unknown(r, rec);

@@ -106,8 +106,8 @@ class EnsembleTest(unittest.TestCase):
     MODE = "explicit"
 
     def start(self, models, *args, **kw):
-        self.server = Server("--model-control-mode=" + self.MODE, *args,
-                             repo=make_repo(models), **kw)
+        self.repo = make_repo(models)
+        self.server = Server("--model-control-mode=" + self.MODE, *args, repo=self.repo, **kw)
         self.stub = self.server.inference()
 
     def tearDown(self):
@@ -195,9 +195,17 @@ class Explicit(EnsembleTest):
                                          "simple": ("", "UNAVAILABLE", "unloaded")})
         self.assertFalse(self.ready("ens"))
         self.expect_infer_fails("ens")
-        # Loading it again brings both back.
-        self.load("ens")
+        # Loading the step model again brings the ensemble back, as
+        # tritonserver's dependency graph does.
+        self.load("simple")
+        self.assertTrue(wait_until(lambda: self.state("ens") == "READY"), self.states())
         self.check_infer("ens", 2)
+        # Not after the ensemble itself was unloaded.
+        self.unload("ens")
+        self.unload("simple")
+        self.load("simple")
+        time.sleep(0.5)
+        self.assertEqual(self.state("ens"), "UNAVAILABLE")
 
     def test_unload_dependents(self):
         self.start(TWO)
@@ -313,6 +321,36 @@ class Explicit(EnsembleTest):
         self.load("slowens")
         self.unload("slowens", dependents=True)
         self.assertEqual(self.state("slowrec"), "UNAVAILABLE")
+
+
+class Poll(EnsembleTest):
+    MODE = "poll"
+
+    def test_polled_repository(self):
+        self.start(ENS, "--repository-poll-secs=1")
+        self.assertEqual(self.state("ens"), "READY")
+        # A changed step model reloads, and its ensemble with it.
+        config = os.path.join(self.repo, "simple", "config.pbtxt")
+        with open(config) as f:
+            text = f.read()
+        stage = tempfile.mkdtemp(prefix="stage", dir=os.environ.get("TEST_TMPDIR"))
+        with open(os.path.join(stage, "config.pbtxt"), "w") as f:
+            f.write(text + "# edited\n")
+        time.sleep(1.1)  # a later mtime
+        os.replace(os.path.join(stage, "config.pbtxt"), config)
+        self.assertTrue(wait_until(lambda: self.loaded_count("ens") == 2), self.server.text())
+        self.assertTrue(wait_until(lambda: self.state("ens") == "READY"))
+        self.check_infer("ens", 2)
+        # A removed step model unloads it; the ensemble fails for want of it.
+        os.rename(os.path.join(self.repo, "simple"), os.path.join(stage, "simple"))
+        self.assertTrue(wait_until(lambda: "depends on 'simple'" in self.states()["ens"][2]),
+                        self.states())
+        self.assertEqual(self.state("ens"), "UNAVAILABLE")
+        # Back again: both load.
+        os.rename(os.path.join(stage, "simple"), os.path.join(self.repo, "simple"))
+        self.assertTrue(wait_until(lambda: self.state("ens") == "READY"), self.states())
+        self.assertEqual(self.state("simple"), "READY")
+        self.check_infer("ens", 2)
 
 
 class StartupNone(EnsembleTest):
