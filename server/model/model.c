@@ -79,6 +79,13 @@ static srv_status_t *config_load(srv_model_t *m, const inference_ModelConfig *gi
   return NULL;
 }
 
+/* The JSON of a config changed after load completed it. */
+static void config_json_refresh(srv_model_t *m) {
+  free(m->config_json);
+  m->config_json = srv_config_json_encode((const upb_Message *)m->config,
+                                          cfg_model_config_def(), &m->config_json_len);
+}
+
 static srv_status_t *backend_attach(srv_model_t *m) {
   upb_StringView b = inference_ModelConfig_backend(m->config);
   upb_StringView rt = inference_ModelConfig_runtime(m->config);
@@ -143,6 +150,12 @@ static srv_status_t *ensemble_load(srv_model_t *m, const char *config_source,
     model_release(m);
     return st;
   }
+  if (m->decoupled) { /* a decoupled step makes it decoupled, as Triton says */
+    inference_ModelTransactionPolicy_set_decoupled(
+        inference_ModelConfig_mutable_model_transaction_policy(m->config, m->arena),
+        true);
+    config_json_refresh(m);
+  }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
   srv_ensemble_stats_init(m);
   act_actor_init(&m->actor, m->server->runtime, srv_ensemble_behaviour, m);
@@ -164,9 +177,7 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     return st;
   }
   if (srv_model_groups_prefer(m)) { /* the backend's preference changed the config */
-    free(m->config_json);
-    m->config_json = srv_config_json_encode((const upb_Message *)m->config,
-                                            cfg_model_config_def(), &m->config_json_len);
+    config_json_refresh(m);
   }
   st = srv_batcher_setup(m);
   if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config)) {
@@ -233,7 +244,9 @@ srv_stats_t *srv_model_stats(srv_model_t *m) { return &m->stats; }
 
 const char *srv_model_name(const srv_model_t *m) { return m->name; }
 
-bool srv_model_has_sequences(const srv_model_t *m) { return m->seq != NULL; }
+bool srv_model_has_sequences(const srv_model_t *m) {
+  return m->seq != NULL || (m->ens != NULL && m->ens->has_sequences);
+}
 
 uint64_t srv_model_serial(const srv_model_t *m) { return m->serial; }
 
@@ -275,6 +288,8 @@ void srv_model_abandon(srv_model_t *m) {
       "finalized, nor backend '%s'",
       m->name, (long long)m->version, m->backend->name);
 }
+
+void srv_model_drop_dependencies(srv_model_t *m) { srv_ensemble_models_release(m); }
 
 void srv_model_free(srv_model_t *m) {
   backend_model_fini(m);

@@ -148,6 +148,11 @@ void srv_model_finalize(srv_model_t *m);
  *  nothing the model's threads use. Main thread. */
 void srv_model_abandon(srv_model_t *m);
 
+/** Drops the references m holds on other models (an ensemble's on its
+ *  composing models), for a shutdown that frees every model in any order.
+ *  After m stopped. */
+void srv_model_drop_dependencies(srv_model_t *m);
+
 /** Finalizes the backend's model state and frees the model. After
  *  srv_model_stop, once the model's actor has handled its stop message and
  *  its instances have finalized (srv_instances_wait). A thread outside the

@@ -37,14 +37,16 @@ void srv_response_free(TRITONBACKEND_Response *r) {
   /* Acq_rel: the last holder frees what the others read. */
   if (r->lent && atomic_fetch_sub_explicit(&r->holders, 1, memory_order_acq_rel) != 1)
     return;
-  for (uint32_t i = 0; i < r->output_count && !r->borrows; i++) {
-    free(r->outputs[i].name);
-    free(r->outputs[i].shape);
-    free(r->outputs[i].buffer);
+  if (r->borrows) { /* its arrays live in its own block */
+    for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
+  } else {
+    for (uint32_t i = 0; i < r->output_count; i++) {
+      free(r->outputs[i].name);
+      free(r->outputs[i].shape);
+      free(r->outputs[i].buffer);
+    }
+    free(r->outputs);
   }
-  free(r->outputs);
-  for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
-  free(r->lenders);
   for (uint32_t i = 0; i < r->param_count; i++) {
     free(r->params[i].name);
     if (r->params[i].type == TRITONSERVER_PARAMETER_STRING) free(r->params[i].value.s);

@@ -41,7 +41,8 @@ struct TRITONBACKEND_Response {
    * `holders` counts who frees it (the first being its receiver), and the
    * last srv_response_free frees it. A response that `borrows` points its
    * outputs' names, shapes and buffers into others' memory and holds one
-   * count on each of its `lenders`. */
+   * count on each of its `lenders`; its `outputs` and `lenders` arrays
+   * are in the response's own allocation. */
   bool lent, borrows;
   _Atomic uint32_t holders;
   struct TRITONBACKEND_Response **lenders;

@@ -10,7 +10,6 @@
 #include "server/common/memory.h"
 #include "server/core/server.h"
 #include "server/repository/repo_internal.h"
-#include "server/sched/ensemble.h"
 
 srv_repository_t *srv_repository_new(srv_server_t *srv) {
   srv_repository_t *r = calloc(1, sizeof *r);
@@ -218,9 +217,10 @@ static void tempdirs_remove(srv_repository_t *r) {
 
 void srv_repository_free(srv_repository_t *r) {
   for (size_t i = 0; i < r->live_count; i++) srv_model_wait_stopped(r->live[i].model);
-  /* Ensembles drop the references they hold on their steps' models before
-   * any model is freed: the list is in no particular order. */
-  for (size_t i = 0; i < r->live_count; i++) srv_ensemble_free(r->live[i].model);
+  /* Ensembles hold references on their composing models, which may come
+   * first in the list: every reference goes before any model is freed. */
+  for (size_t i = 0; i < r->live_count; i++)
+    srv_model_drop_dependencies(r->live[i].model);
   for (size_t i = 0; i < r->live_count; i++) srv_model_free(r->live[i].model);
   tempdirs_remove(r);
   free(r->live);

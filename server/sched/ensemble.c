@@ -84,9 +84,18 @@ static void run_send(ens_run_t *run, TRITONBACKEND_Response *r) {
   srv_reorder_route(run->request->state, &r->msg);
 }
 
-static TRITONBACKEND_Response *response_new(ens_run_t *run, uint32_t flags) {
-  TRITONBACKEND_Response *r = calloc(1, sizeof *r);
+/* A response with room for n borrowed outputs and their lenders, in one
+ * allocation. */
+static TRITONBACKEND_Response *response_new(ens_run_t *run, uint32_t flags, uint32_t n) {
+  TRITONBACKEND_Response *r =
+      calloc(1, sizeof *r + n * (sizeof *r->outputs + sizeof *r->lenders));
   if (r == NULL) SRV_FATAL("out of memory");
+  if (n != 0) {
+    r->borrows = true;
+    r->outputs = (struct TRITONBACKEND_Output *)(r + 1);
+    r->lenders = (TRITONBACKEND_Response **)(r->outputs + n);
+    r->output_cap = n;
+  }
   r->msg.kind = SRV_MSG_INFER_RESPONSE;
   r->flags = flags;
   srv_infer_state_ref(run->request->state);
@@ -107,15 +116,11 @@ static void outputs_answer(srv_model_t *m, ens_frame_t *f) {
   srv_ensemble_t *e = m->ens;
   ens_run_t *run = f->run;
   TRITONBACKEND_Request *req = run->request;
-  TRITONBACKEND_Response *r =
-      response_new(run, m->decoupled ? 0 : TRITONSERVER_RESPONSE_COMPLETE_FINAL);
   /* No outputs named: all of them, in the config's order. */
   uint32_t n = req->output_count != 0 ? req->output_count : m->output_count;
   const char *const *names = req->output_count != 0 ? req->outputs : m->output_names;
-  r->borrows = true;
-  r->outputs = calloc(n ? n : 1, sizeof *r->outputs);
-  r->lenders = calloc(n ? n : 1, sizeof *r->lenders);
-  if (r->outputs == NULL || r->lenders == NULL) SRV_FATAL("out of memory");
+  TRITONBACKEND_Response *r =
+      response_new(run, m->decoupled ? 0 : TRITONSERVER_RESPONSE_COMPLETE_FINAL, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t j = 0;
     while (j < m->output_count && m->outputs[j].name != names[i] &&
@@ -134,7 +139,6 @@ static void outputs_answer(srv_model_t *m, ens_frame_t *f) {
     };
     lender_add(r, v->owner);
   }
-  r->output_cap = r->output_count;
   run->answered = true;
   run_send(run, r);
 }
@@ -176,7 +180,8 @@ static void run_end(srv_model_t *m, ens_frame_t *root) {
              "ensemble '%s': the run ended without its outputs", m->name);
   uint64_t now = act_now_ns(), took = now - req->state->request_start_ns;
   if (run->error != NULL) {
-    TRITONBACKEND_Response *r = response_new(run, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+    TRITONBACKEND_Response *r =
+        response_new(run, TRITONSERVER_RESPONSE_COMPLETE_FINAL, 0);
     r->error = run->error;
     run->error = NULL;
     run_send(run, r);

@@ -48,6 +48,7 @@ static void bindings_resolve(srv_ensemble_t *e, upb_Arena *a) {
     srv_model_desc_t d;
     srv_model_describe(e->models[s], &d);
     e->decoupled[s] = d.decoupled;
+    e->has_sequences = e->has_sequences || srv_model_has_sequences(e->models[s]);
     e->input_specs[s] = arena_array(a, st->input_count, sizeof *e->input_specs[s]);
     for (uint32_t k = 0; k < st->input_count; k++)
       e->input_specs[s][k] =
@@ -196,6 +197,18 @@ srv_status_t *srv_ensemble_setup(srv_model_t *m, const char *source) {
   return NULL;
 }
 
+void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+  const srv_ensemble_t *e = m->ens;
+  /* A model that is several steps hears of the end once. */
+  for (uint32_t s = 0; s < e->graph.step_count; s++) {
+    srv_model_t *step = e->models[s];
+    bool seen = false;
+    for (uint32_t k = 0; k < s && !seen; k++) seen = e->models[k] == step;
+    if (!seen && srv_model_has_sequences(step))
+      srv_model_sequence_end(step, id, id_string);
+  }
+}
+
 void srv_ensemble_stats_init(srv_model_t *m) {
   srv_ensemble_t *e = m->ens;
   uint32_t n = e->graph.step_count;
@@ -208,12 +221,19 @@ void srv_ensemble_stats_init(srv_model_t *m) {
   }
 }
 
+void srv_ensemble_models_release(srv_model_t *m) {
+  srv_ensemble_t *e = m->ens;
+  if (e == NULL || e->models == NULL) return;
+  for (uint32_t s = 0; s < e->graph.step_count; s++)
+    if (e->models[s] != NULL) srv_model_unref(e->models[s]);
+  free(e->models);
+  e->models = NULL;
+}
+
 void srv_ensemble_free(srv_model_t *m) {
   srv_ensemble_t *e = m->ens;
   if (e == NULL) return;
-  for (uint32_t s = 0; e->models != NULL && s < e->graph.step_count; s++)
-    if (e->models[s] != NULL) srv_model_unref(e->models[s]);
-  free(e->models);
+  srv_ensemble_models_release(m);
   while (e->pool != NULL) {
     ens_frame_t *f = e->pool;
     e->pool = f->next_sibling;
