@@ -9,7 +9,9 @@ mode none loads ensembles after their steps; an unload while the ensemble
 still loads its steps ends cleanly. Every server stops on SIGINT with exit
 code 0 and no sanitizer report."""
 
+import concurrent.futures
 import os
+import random
 import shutil
 import tempfile
 import threading
@@ -22,6 +24,7 @@ import numpy as np
 import harness
 from harness import Server, stop_clean
 import grpc_service_pb2 as pb
+import grpc_service_pb2_grpc as pb_grpc
 
 E = grpc.StatusCode
 RPC_TIMEOUT = 60 * harness.SLOW
@@ -73,12 +76,17 @@ def ensemble_config(name, steps):
 
 def make_repo(models):
     """A repository in a temporary folder: models maps a name to its config
-    text, or to None for a copy of the example `simple`. Each model gets an
-    (empty) version folder 1."""
+    text, or to None for a copy of the example `simple` under that name.
+    Each model gets an (empty) version folder 1."""
     root = tempfile.mkdtemp(prefix="ensrepo", dir=os.environ.get("TEST_TMPDIR"))
     for name, config in models.items():
         if config is None:
             shutil.copytree(os.path.join(harness.EXAMPLES, "simple"), os.path.join(root, name))
+            path = os.path.join(root, name, "config.pbtxt")
+            with open(path) as f:
+                text = f.read().replace('name: "simple"', 'name: "%s"' % name, 1)
+            with open(path, "w") as f:
+                f.write(text)
             continue
         os.makedirs(os.path.join(root, name, "1"))
         with open(os.path.join(root, name, "config.pbtxt"), "w") as f:
@@ -321,6 +329,91 @@ class Explicit(EnsembleTest):
         self.load("slowens")
         self.unload("slowens", dependents=True)
         self.assertEqual(self.state("slowrec"), "UNAVAILABLE")
+
+
+STORM = {"simple": None, "s2": None, "ens": ensemble_config("ens", ["simple", "simple"]),
+         "ens2": ensemble_config("ens2", ["s2"]),
+         "mix": ensemble_config("mix", ["simple", "s2"]),
+         "outer": ensemble_config("outer", ["ens", "mix"])}
+# Failures an operation may meet while others change its models; anything
+# else (a deadline above all: a hang) is a problem.
+STORM_EXPECTED = ("depends on", "is being unloaded", "unloaded", "no version", "not ready",
+                  "Request for unknown model")
+
+
+class Storm(EnsembleTest):
+    def test_load_unload_storm(self):
+        """Clients load and unload ensembles and their step models at random
+        (unload_dependents now and then) while others infer: nothing hangs,
+        and the repository ends consistent."""
+        seconds = float(os.environ.get("NEREID_STORM_SECS", "6"))
+        models = sorted(STORM)
+        self.start(STORM)
+        deadline = time.monotonic() + seconds
+        problems, counts, refusals, lock = [], {}, set(), threading.Lock()
+
+        def note(what, problem=None):
+            with lock:
+                counts[what] = counts.get(what, 0) + 1
+                if problem is not None:
+                    problems.append(problem)
+
+        def control(stub, rnd, name):
+            r = rnd.random()
+            if r < 0.55:
+                stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
+                                         timeout=RPC_TIMEOUT)
+                return ("load",)
+            req = pb.RepositoryModelUnloadRequest(model_name=name)
+            if r > 0.85:
+                req.parameters["unload_dependents"].CopyFrom(DEPENDENTS)
+            stub.RepositoryModelUnload(req, timeout=RPC_TIMEOUT)
+            return ("unload",)
+
+        def infer(stub, rnd, name):
+            req, a, b = simple_request(name)
+            resp = stub.ModelInfer(req, timeout=RPC_TIMEOUT)
+            factor = {"outer": 4, "simple": None, "s2": None, "ens2": None}.get(name, 2)
+            got = np.frombuffer(resp.raw_output_contents[0], dtype=np.int32)
+            want = (a + b if factor is None else factor * a).reshape(-1)
+            return ("infer", None if np.array_equal(got, want) else
+                    "infer %s: wrong answer %r" % (name, got))
+
+        def loop(seed, step):
+            rnd, channel = random.Random(seed), grpc.insecure_channel(self.server.address)
+            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            while time.monotonic() < deadline:
+                name = rnd.choice(models)
+                try:
+                    note(*step(stub, rnd, name))
+                except grpc.RpcError as e:
+                    # A deadline is a hang; other refusals must be ones that
+                    # changing models explain.
+                    ok = e.code() != E.DEADLINE_EXCEEDED and any(
+                        x in e.details() for x in STORM_EXPECTED)
+                    with lock:
+                        refusals.add(e.details()[:48])
+                    note("refused", None if ok else "%s %s: %s" % (name, e.code(), e.details()))
+            channel.close()
+
+        pool = concurrent.futures.ThreadPoolExecutor(8)
+        runs = [pool.submit(loop, k, control if k < 6 else infer) for k in range(8)]
+        _, hung = concurrent.futures.wait(runs, seconds + 2 * RPC_TIMEOUT)
+        pool.shutdown(wait=not hung)
+        print("storm: %r, refusals like %r" % (counts, sorted(refusals)[:30]), flush=True)
+        self.assertEqual((len(hung), problems[:10]), (0, []), counts)
+        self.assertTrue(counts.get("load") and counts.get("unload"), counts)
+        # Consistent: everything loads and serves; a step model's unload
+        # takes exactly the ensembles over it.
+        self.load("outer")
+        self.load("ens2")
+        self.assertTrue(wait_until(lambda: all(
+            s[1] == "READY" for s in self.states().values())), self.states())
+        self.check_infer("outer", 4)
+        self.unload("simple")
+        self.assertEqual({n: s[1] for n, s in self.states().items()},
+                         {"ens": "UNAVAILABLE", "ens2": "READY", "mix": "UNAVAILABLE",
+                          "outer": "UNAVAILABLE", "s2": "READY", "simple": "UNAVAILABLE"})
 
 
 class Poll(EnsembleTest):
