@@ -21,7 +21,16 @@ enum {
   REPO_RECLAIM,       /* timer: free registry views no reader holds */
   REPO_POLL,          /* timer: rescan the repositories */
   REPO_CLOSE,         /* shutdown: refuse new work, report when idle */
+  REPO_STEPS_DONE,    /* a record's steps_msg: its ensemble's step loads are answered */
   REPO_STOP,
+};
+
+/* Who asked for an operation (srv_repo_op_t.origin). */
+enum {
+  REPO_ORIGIN_ASKED = 0, /* a client, start-up or poll */
+  REPO_ORIGIN_STEP,      /* load a model an ensemble's step uses, if not loaded */
+  REPO_ORIGIN_REBIND,    /* load an ensemble again: a model its steps use loaded */
+  REPO_ORIGIN_CASCADE,   /* unload: a model it uses, or that uses it, unloads */
 };
 
 /* A private model folder (load with file overrides), removed once no live
@@ -44,8 +53,21 @@ typedef struct repo_record {
   bool from_override;      /* loaded with a config or files of a client's */
   bool ever_loaded;        /* some version of it was ready once */
   repo_tempdir_t *tempdir; /* current private folder, or NULL */
-  char **deps;             /* models an ensemble's steps use */
+  char **deps;             /* models the loaded ensemble's steps use */
   size_t dep_count;
+  bool explicit_load;        /* an asker loaded it (not only as an ensemble's step) */
+  bool asked_load;           /* the running load (or one joined) is an asker's */
+  bool mark;                 /* repo_deps.c's graph walks */
+  bool orphaned;             /* unloaded, or failed, for want of a step's model */
+  struct repo_job *load_job; /* the running load's job, while it exists */
+  /* The running load's job waits for the loads of its steps' models: */
+  size_t steps_pending;      /* step loads not answered yet */
+  srv_status_t *steps_error; /* the first step that has no ready version */
+  act_msg_t steps_msg;       /* REPO_STEPS_DONE, once steps_pending is 0 */
+  /* The running unload waits for the unloads it caused: */
+  size_t cascade_pending;
+  struct repo_record *later_next; /* srv_repository.later_head */
+  bool later_queued;
   srv_repo_op_t *running; /* the operation under way, or NULL */
   srv_repo_op_t *joined;  /* loads that joined the running one */
   srv_repo_op_t *queue_head, *queue_tail;
@@ -67,6 +89,13 @@ typedef struct repo_job {
   /* JOB_LOAD in */
   repo_record_t *record;
   const srv_load_override_t *override; /* NULL or the running op's */
+  /* JOB_LOAD runs twice for an ensemble: first it reads the config and its
+   * steps' models (deps), then, once the repository has loaded those, it
+   * loads the versions. The config lives in `arena` in between. */
+  bool steps_ready;
+  bool parked; /* with the repository, waiting for step loads */
+  struct upb_Arena *arena;
+  inference_ModelConfig *config;
   /* JOB_LOAD out */
   char *dir;               /* model folder; JOB_REMOVE_DIR: the one to remove */
   repo_tempdir_t *tempdir; /* made for the files of the override */
@@ -116,6 +145,8 @@ struct srv_repository {
   repo_loader_t *idle;
   repo_job_t *jobs_head, *jobs_tail;
   size_t jobs_running;
+  size_t jobs_parked;        /* load jobs waiting for their steps' models */
+  repo_record_t *later_head; /* unloads to finish at the end of the turn */
   bool closing;
   bool scanning;
   bool reclaim_armed, poll_armed;
@@ -138,11 +169,46 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *name);
 void repo_record_free(repo_record_t *rec);
 repo_job_t *repo_job_new(repo_job_kind_t kind);
 void repo_job_queue(srv_repository_t *r, repo_job_t *job);
+/** An unload caused by the running unload of `op->ctx` was answered. */
+void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op);
+/** Runs an operation now, inside the current turn (as REPO_OP would). */
+void repo_op_run(srv_repository_t *r, srv_repo_op_t *op);
+/** Discards versions a load made but will not publish: they are destroyed
+ *  (counted in the record's `draining`). */
+void repo_models_discard(srv_repository_t *r, repo_job_t *job);
 /** An operation the repository asks of itself: it owns a copy of `name`
  *  (a record may be gone by the time it runs) and frees itself when done. */
 srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name);
 /** `done` of the operations the repository asks of itself. */
 void repo_op_free(srv_repo_op_t *op);
+
+/* repo_deps.c: ensembles and the models their steps use (actor). */
+/** A load job back from its first run: true when the repository keeps it
+ *  (it waits for its steps' models, or runs again at once to load the
+ *  versions); false when it goes on as a finished load (no steps, an
+ *  error, a cycle, closing). */
+bool repo_steps_wait(srv_repository_t *r, repo_job_t *job);
+/** REPO_STEPS_DONE: the parked job runs again, or comes back failed
+ *  (returned, for the caller to finish as a load), or NULL. */
+repo_job_t *repo_steps_resume(srv_repository_t *r, repo_record_t *rec);
+/** A step load was answered (`op->ctx` is the ensemble's record). */
+void repo_steps_answered(srv_repository_t *r, const srv_repo_op_t *op);
+/** A loaded ensemble whose steps' models are no longer all ready fails:
+ *  sets job->error. Before the load is accepted. */
+void repo_steps_check_bound(srv_repository_t *r, repo_job_t *job);
+/** Step loads queued on `rec`, which starts to unload, are refused: they
+ *  would wait for the unload, which may wait for their ensembles. */
+void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec);
+/** Unloads, now, the loaded ensembles whose steps use `rec`; `rec`'s
+ *  unload waits for them (cascade_pending). */
+void repo_users_unload(srv_repository_t *r, repo_record_t *rec);
+/** unload_dependents: unloads the models `rec`'s steps use that no asker
+ *  loaded and no other ensemble uses; `rec`'s unload waits for them. */
+void repo_steps_unload(srv_repository_t *r, repo_record_t *rec);
+/** `rec` loaded: reloads the ensembles whose steps use it when this was
+ *  a reload, and loads again those that went for want of it (orphaned)
+ *  once all their steps' models are ready. */
+void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reload);
 
 /* repo_control.c: start-up, polling, shutdown. */
 void repo_poll_start(srv_repository_t *r);

@@ -132,7 +132,8 @@ static size_t versions_select(const inference_ModelConfig *c, int64_t *v, size_t
   return latest;
 }
 
-/* The composing models of an ensemble (for unload_dependents). */
+/* The models an ensemble's steps use, each once (the repository loads
+ * them before the versions, and tracks them for unloads and reloads). */
 static void deps_collect(repo_job_t *job, const inference_ModelConfig *c) {
   const inference_ModelEnsembling *e = inference_ModelConfig_ensemble_scheduling(c);
   if (e == NULL) return;
@@ -143,7 +144,11 @@ static void deps_collect(repo_job_t *job, const inference_ModelConfig *c) {
   if (job->deps == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; i < n; i++) {
     upb_StringView name = inference_ModelEnsembling_Step_model_name(steps[i]);
-    job->deps[job->dep_count++] = srv_strndup(name.data, name.size);
+    bool seen = false;
+    for (size_t j = 0; j < job->dep_count && !seen; j++)
+      seen = strlen(job->deps[j]) == name.size &&
+             memcmp(job->deps[j], name.data, name.size) == 0;
+    if (!seen) job->deps[job->dep_count++] = srv_strndup(name.data, name.size);
   }
 }
 
@@ -197,7 +202,9 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
   }
 }
 
-static void job_load(srv_repository_t *r, repo_job_t *job) {
+/* First run: the folder, the config (kept in the job's arena) and the
+ * models the steps of an ensemble use. */
+static void job_read_config(srv_repository_t *r, repo_job_t *job) {
   const char *name = job->record->name;
   const srv_load_override_t *o = job->override;
   if (o != NULL && o->file_count > 0) {
@@ -212,30 +219,45 @@ static void job_load(srv_repository_t *r, repo_job_t *job) {
     /* Before reading anything: an edit made while loading shows next poll. */
     job->fingerprint = srv_repo_fingerprint(job->dir);
   }
-  upb_Arena *arena = upb_Arena_New();
-  if (arena == NULL) SRV_FATAL("out of memory");
-  inference_ModelConfig *c = config_get(job, arena);
-  if (c != NULL) {
-    deps_collect(job, c);
-    int64_t *v = malloc(VERSIONS_MAX * sizeof *v);
-    if (v == NULL) SRV_FATAL("out of memory");
-    size_t n = versions_select(c, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
-    if (n == 0)
-      job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                                  "at least one version must be available under the "
-                                  "version policy of model '%s'",
-                                  name);
-    else
-      versions_load(r, job, c, v, n);
-    free(v);
+  job->arena = upb_Arena_New();
+  if (job->arena == NULL) SRV_FATAL("out of memory");
+  job->config = config_get(job, job->arena);
+  if (job->config != NULL) deps_collect(job, job->config);
+}
+
+/* Last run: the versions the policy selects. */
+static void job_load_versions(srv_repository_t *r, repo_job_t *job) {
+  int64_t *v = malloc(VERSIONS_MAX * sizeof *v);
+  if (v == NULL) SRV_FATAL("out of memory");
+  size_t n =
+      versions_select(job->config, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
+  if (n == 0)
+    job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                "at least one version must be available under the "
+                                "version policy of model '%s'",
+                                job->record->name);
+  else
+    versions_load(r, job, job->config, v, n);
+  free(v);
+}
+
+/* An ensemble's job comes back after the first run, and the repository
+ * sends it again once its steps' models are loaded (repo_deps.c). */
+static void job_load(srv_repository_t *r, repo_job_t *job) {
+  if (!job->steps_ready) {
+    job_read_config(r, job);
+    if (job->error == NULL && job->dep_count > 0) return;
   }
-  upb_Arena_Free(arena);
+  if (job->error == NULL) job_load_versions(r, job);
+  job->config = NULL;
+  if (job->arena != NULL) upb_Arena_Free(job->arena);
+  job->arena = NULL;
   if (job->error == NULL) return;
   const char *why = srv_status_message(job->error);
   if (strncmp(why, "failed to load", 14) == 0)
     SRV_ERROR("%s", why);
   else
-    SRV_ERROR("failed to load '%s': %s", name, why);
+    SRV_ERROR("failed to load '%s': %s", job->record->name, why);
 }
 
 /* ---- JOB_DESTROY --------------------------------------------------------- */
@@ -278,6 +300,7 @@ void repo_job_free(repo_job_t *job) {
   free(job->failures);
   for (size_t i = 0; i < job->dep_count; i++) free(job->deps[i]);
   free(job->deps);
+  if (job->arena != NULL) upb_Arena_Free(job->arena);
   if (job->kind == JOB_SCAN) srv_repo_listing_free(&job->listing);
   free(job);
 }

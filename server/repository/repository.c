@@ -38,6 +38,7 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *name) {
   rec = calloc(1, sizeof *rec);
   if (rec == NULL) SRV_FATAL("out of memory");
   rec->name = srv_strdup(name);
+  rec->steps_msg.kind = REPO_STEPS_DONE;
   r->records[r->record_count++] = rec;
   SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", name, r->record_count);
   return rec;
@@ -89,6 +90,7 @@ void repo_record_free(repo_record_t *rec) {
   free(rec->versions);
   failures_clear(rec);
   deps_set(rec, NULL, 0);
+  srv_status_free(rec->steps_error);
   free(rec);
 }
 
@@ -241,8 +243,10 @@ srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
   return op;
 }
 
-static void op_done(srv_repo_op_t *op, srv_status_t *st) {
+static void op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
   op->status = st;
+  if (op->origin == REPO_ORIGIN_STEP) repo_steps_answered(r, op);
+  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL) repo_cascade_answered(r, op);
   if (op->done != NULL) op->done(op);
 }
 
@@ -258,12 +262,13 @@ static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st)
   rec->joined = NULL;
   while (joined != NULL) {
     srv_repo_op_t *next = joined->next;
-    op_done(joined, status_copy(st));
+    op_done(r, joined, status_copy(st));
     joined = next;
   }
   srv_repo_op_t *op = rec->running;
   rec->running = NULL;
-  op_done(op, st);
+  rec->asked_load = false;
+  op_done(r, op, st);
   srv_repo_op_t *q = rec->queue_head;
   if (q == NULL || r->closing) return; /* closing: close_refuse_waiting answers */
   rec->queue_head = q->next;
@@ -285,76 +290,102 @@ static void versions_retire(repo_record_t *rec) {
   rec->version_count = 0;
 }
 
+/* The running unload is over once its models are destroyed and the
+ * unloads it caused (ensembles using the model, with unload_dependents the
+ * models its steps use) are answered. */
 static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
-  if (rec->draining > 0 || rec->running == NULL || rec->running->kind != SRV_REPO_UNLOAD)
+  if (rec->draining > 0 || rec->cascade_pending > 0 || rec->running == NULL ||
+      rec->running->kind != SRV_REPO_UNLOAD)
     return;
-  rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-  reason_set(rec, SRV_MODEL_REASON_UNLOADED);
-  publish(r);
-  SRV_INFO("successfully unloaded '%s'", rec->name);
+  bool unloaded = rec->state == SRV_MODEL_STATE_UNLOADING;
+  if (rec->state != SRV_MODEL_STATE_UNKNOWN) {
+    rec->state = SRV_MODEL_STATE_UNAVAILABLE;
+    reason_set(rec, SRV_MODEL_REASON_UNLOADED);
+    publish(r);
+  }
+  if (unloaded) SRV_INFO("successfully unloaded '%s'", rec->name);
   op_finish(r, rec, NULL);
 }
 
-static void unload_dependents(srv_repository_t *r, const char *name) {
-  for (size_t i = 0; i < r->record_count; i++) {
-    repo_record_t *rec = r->records[i];
-    if (rec->version_count == 0) continue;
-    for (size_t d = 0; d < rec->dep_count; d++) {
-      if (strcmp(rec->deps[d], name) != 0) continue;
-      act_send(&r->actor, &repo_op_new(SRV_REPO_UNLOAD, rec->name)->msg);
-      break;
-    }
-  }
+void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op) {
+  repo_record_t *rec = op->ctx; /* kept: its unload is running */
+  if (--rec->cascade_pending > 0 || rec->later_queued) return;
+  /* Not now: this runs inside another record's op_finish. */
+  rec->later_queued = true;
+  rec->later_next = r->later_head;
+  r->later_head = rec;
 }
 
-static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op) {
-  rec->running = op;
-  if (op->kind == SRV_REPO_UNLOAD) {
-    if (op->unload_dependents) unload_dependents(r, rec->name);
-    if (rec->version_count == 0 && rec->draining == 0) {
-      /* Nothing loaded: done, as tritonserver answers such an unload. */
-      if (rec->state != SRV_MODEL_STATE_UNKNOWN) {
-        rec->state = SRV_MODEL_STATE_UNAVAILABLE;
-        reason_set(rec, SRV_MODEL_REASON_UNLOADED);
-        publish(r);
-      }
-      op_finish(r, rec, NULL);
-      return;
-    }
+/* An unload: the ensembles using the model go first (they hold references
+ * on its versions, so its unload would wait for them), then the model,
+ * then, with unload_dependents, the models its steps use. Unloading a
+ * model that is not loaded is done at once, as tritonserver answers it. */
+static void unload_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op) {
+  bool steps_too = op->unload_dependents;
+  if (op->origin != REPO_ORIGIN_CASCADE) rec->orphaned = false; /* on purpose */
+  repo_steps_refuse(r, rec);
+  rec->explicit_load = false;
+  rec->cascade_pending = 1; /* this function's own, dropped below */
+  repo_users_unload(r, rec);
+  if (rec->version_count > 0 || rec->draining > 0) {
     rec->state = SRV_MODEL_STATE_UNLOADING;
     versions_retire(rec);
     tempdir_release(r, rec->tempdir); /* removed once its models are gone */
     rec->tempdir = NULL;
     publish(r);
-    unload_finish_if_drained(r, rec);
+  }
+  if (steps_too) repo_steps_unload(r, rec);
+  rec->cascade_pending--;
+  unload_finish_if_drained(r, rec);
+}
+
+static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op) {
+  rec->running = op;
+  if (op->kind == SRV_REPO_UNLOAD) {
+    unload_start(r, rec, op);
     return;
   }
+  /* An ensemble's step loaded already; an ensemble to load again that is
+   * no longer loaded, nor waiting for its steps: nothing to do. */
+  if ((op->origin == REPO_ORIGIN_STEP && rec->version_count > 0) ||
+      (op->origin == REPO_ORIGIN_REBIND && rec->version_count == 0 && !rec->orphaned)) {
+    op_finish(r, rec, NULL);
+    return;
+  }
+  rec->asked_load = op->origin == REPO_ORIGIN_ASKED;
   rec->state = SRV_MODEL_STATE_LOADING;
   publish(r); /* the index shows LOADING; ready versions keep serving */
   repo_job_t *job = repo_job_new(JOB_LOAD);
   job->record = rec;
   job->override = op_is_plain_load(op) ? NULL : &op->override;
+  rec->load_job = job;
   repo_job_queue(r, job);
 }
 
-static void on_op(srv_repository_t *r, srv_repo_op_t *op) {
+/* Two concurrent loads of one model load it once; a reload for an
+ * ensemble's new step versions must start after the running load. */
+static bool op_joins(const srv_repo_op_t *op, const repo_record_t *rec) {
+  return op_is_plain_load(op) && op->origin != REPO_ORIGIN_REBIND &&
+         op_is_plain_load(rec->running) && rec->queue_head == NULL;
+}
+
+void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
   if (r->closing) {
-    op_done(op, shutting_down(op));
+    op_done(r, op, shutting_down(op));
     return;
   }
   repo_record_t *rec = repo_record_find(r, op->name);
   if (rec == NULL && op->kind == SRV_REPO_UNLOAD) {
     /* Nothing of that name is loaded: done, as tritonserver answers, and
      * no record is made for it. */
-    if (op->unload_dependents) unload_dependents(r, op->name);
-    op_done(op, NULL);
+    op_done(r, op, NULL);
     return;
   }
   if (rec == NULL) {
     /* A name that cannot be a folder gets no record (it would be listed). */
     srv_status_t *bad = srv_model_name_check(op->name, strlen(op->name));
     if (bad != NULL) {
-      op_done(op, bad);
+      op_done(r, op, bad);
       return;
     }
     rec = repo_record_get(r, op->name);
@@ -365,8 +396,15 @@ static void on_op(srv_repository_t *r, srv_repo_op_t *op) {
     record_drop_if_unknown(r, rec);
     return;
   }
-  /* Two concurrent loads of one model load it once. */
-  if (op_is_plain_load(op) && op_is_plain_load(rec->running) && rec->queue_head == NULL) {
+  if (op->origin == REPO_ORIGIN_STEP && rec->running->kind == SRV_REPO_UNLOAD) {
+    char q[SRV_QUOTE_SIZE];
+    op_done(r, op,
+            srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
+                           srv_quote_str(q, op->name)));
+    return;
+  }
+  if (op_joins(op, rec)) {
+    if (op->origin == REPO_ORIGIN_ASKED) rec->asked_load = true;
     op->next = rec->joined;
     rec->joined = op;
     return;
@@ -387,6 +425,16 @@ static srv_status_t *load_error(const repo_job_t *job) {
   return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                         "failed to load '%s' version %lld: %s", job->record->name,
                         (long long)f->version, f->reason);
+}
+
+void repo_models_discard(srv_repository_t *r, repo_job_t *job) {
+  repo_record_t *rec = job->record;
+  rec->draining += job->model_count; /* their destroys count down */
+  for (size_t i = 0; i < job->model_count; i++) {
+    live_add(r, job->models[i], rec, job->tempdir);
+    srv_model_unref(job->models[i]);
+  }
+  job->model_count = 0;
 }
 
 static void load_accept(srv_repository_t *r, repo_record_t *rec, repo_job_t *job) {
@@ -413,6 +461,8 @@ static void load_accept(srv_repository_t *r, repo_record_t *rec, repo_job_t *job
   rec->fingerprint = job->fingerprint;
   rec->from_override = job->override != NULL;
   if (rec->version_count > 0) rec->ever_loaded = true;
+  if (rec->version_count > 0 && rec->asked_load) rec->explicit_load = true;
+  if (rec->version_count > 0) rec->orphaned = false;
   rec->state =
       rec->version_count > 0 ? SRV_MODEL_STATE_READY : SRV_MODEL_STATE_UNAVAILABLE;
 }
@@ -436,17 +486,17 @@ static bool load_forgotten(const repo_record_t *rec, const repo_job_t *job) {
 
 static void on_load_done(srv_repository_t *r, repo_job_t *job) {
   repo_record_t *rec = job->record;
+  rec->load_job = NULL;
+  repo_steps_check_bound(r, job);
+  if (job->error != NULL) repo_models_discard(r, job);
   bool failed = job->error != NULL || job->failure_count > 0;
+  bool reload = !failed && rec->version_count > 0;
   srv_status_t *st = failed ? load_error(job) : NULL;
   tempdir_drop_if_unused(r, job);
   if (failed && rec->version_count > 0) {
     /* A failed reload leaves the serving versions as they were; the ones
      * that did load were never published and go at once. */
-    rec->draining += job->model_count; /* their destroys count down */
-    for (size_t i = 0; i < job->model_count; i++) {
-      live_add(r, job->models[i], rec, job->tempdir);
-      srv_model_unref(job->models[i]);
-    }
+    repo_models_discard(r, job);
     rec->state = SRV_MODEL_STATE_READY;
     publish(r);
   } else {
@@ -460,6 +510,7 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
     publish(r);
     /* The registry holds its own references now; drop the loader's. */
     for (size_t i = 0; i < rec->version_count; i++) srv_model_unref(rec->versions[i]);
+    if (rec->version_count > 0) repo_users_rebind(r, rec, reload);
   }
   op_finish(r, rec, st);
   record_drop_if_unknown(r, rec);
@@ -483,7 +534,7 @@ static void close_refuse_waiting(srv_repository_t *r) {
     while (rec->queue_head != NULL) {
       srv_repo_op_t *op = rec->queue_head;
       rec->queue_head = op->next;
-      op_done(op, shutting_down(op));
+      op_done(r, op, shutting_down(op));
     }
     rec->queue_tail = NULL;
     if (rec->running != NULL && rec->running->kind == SRV_REPO_UNLOAD)
@@ -494,8 +545,8 @@ static void close_refuse_waiting(srv_repository_t *r) {
 /* Shutdown may go on once no job runs and no timer message can still
  * arrive (the actor's stop must be its last message). */
 static void close_check(srv_repository_t *r) {
-  if (r->closing && r->jobs_running == 0 && r->jobs_head == NULL && !r->reclaim_armed &&
-      !r->poll_armed && !r->scanning && r->close_done != NULL) {
+  if (r->closing && r->jobs_running == 0 && r->jobs_head == NULL && r->jobs_parked == 0 &&
+      !r->reclaim_armed && !r->poll_armed && !r->scanning && r->close_done != NULL) {
     sem_post(r->close_done);
     r->close_done = NULL;
   }
@@ -507,6 +558,11 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
   r->idle = job->loader;
   switch (job->kind) {
     case JOB_LOAD:
+      if (repo_steps_wait(r, job)) {
+        jobs_dispatch(r);
+        close_check(r);
+        return; /* the repository keeps it */
+      }
       on_load_done(r, job);
       break;
     case JOB_DESTROY: {
@@ -529,12 +585,33 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
   close_check(r);
 }
 
-void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
-  srv_repository_t *r = act_actor_state(self);
+/* Unloads whose cascades were answered during the turn end now, outside
+ * the op_finish that answered them. */
+static void later_run(srv_repository_t *r) {
+  while (r->later_head != NULL) {
+    repo_record_t *rec = r->later_head;
+    r->later_head = rec->later_next;
+    rec->later_queued = false;
+    unload_finish_if_drained(r, rec);
+    record_drop_if_unknown(r, rec);
+  }
+}
+
+static void behaviour(srv_repository_t *r, act_msg_t *msg) {
   switch (msg->kind) {
     case REPO_OP:
-      on_op(r, (srv_repo_op_t *)msg);
+      repo_op_run(r, (srv_repo_op_t *)msg);
       return;
+    case REPO_STEPS_DONE: {
+      repo_job_t *failed = repo_steps_resume(
+          r, (repo_record_t *)((char *)msg - offsetof(repo_record_t, steps_msg)));
+      if (failed != NULL) {
+        on_load_done(r, failed);
+        repo_job_free(failed);
+      }
+      close_check(r);
+      return;
+    }
     case REPO_JOB_DONE:
       on_job_done(r, (repo_job_t *)msg);
       return;
@@ -565,4 +642,12 @@ void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
     default:
       SRV_FATAL("repository: unexpected message kind %u", msg->kind);
   }
+}
+
+void repo_behaviour(act_actor_t *self, act_msg_t *msg) {
+  srv_repository_t *r = act_actor_state(self);
+  behaviour(r, msg);
+  if (r->later_head == NULL) return;
+  later_run(r);
+  close_check(r);
 }

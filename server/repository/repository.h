@@ -30,7 +30,10 @@ typedef struct srv_repo_op {
   srv_repo_op_kind_t kind;
   const char *name;
   srv_load_override_t override; /* LOAD: all zero to load from the repositories */
-  bool unload_dependents;       /* UNLOAD: also unload ensembles using the model */
+  /* UNLOAD: also unload the models the ensemble's steps use, where no
+   * other ensemble uses them and no asker loaded them (as tritonserver's
+   * unload_dependents). Ensembles using the model are unloaded anyway. */
+  bool unload_dependents;
   /** Called once, on the repository actor's thread, when the operation is
    *  over: `status` is NULL on success, else the reason (the asker frees
    *  it). Must not block: send a message, post a semaphore. */
@@ -38,6 +41,7 @@ typedef struct srv_repo_op {
   void *ctx; /* the asker's */
   srv_status_t *status;
   struct srv_repo_op *next; /* the repository's while the op is queued */
+  int origin;               /* the repository's own (repo_internal.h): askers leave 0 */
 } srv_repo_op_t;
 
 /** Starts the repository actor and its loader threads over an empty
