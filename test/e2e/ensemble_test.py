@@ -1,0 +1,822 @@
+"""End to end: ensembles (issue 17, Triton's `platform: "ensemble"`) on a
+test-local repository. Independent branches run in parallel and a step
+starts as soon as its inputs exist; thousands of concurrent runs, every
+output checked; a decoupled step streamed through a downstream step; a
+step's error ends the run with its text; priority, queue timeout, client
+cancel and deadline reach the steps; statistics of the ensemble and of its
+composing models; a sequence model inside an ensemble gets the correlation
+ID and flags; unloads while runs are in flight.
+
+Delayed steps use the recorder test backend (its execute sleep watches for
+cancellation and writes a `cancelled` line, tests/backends/README.md)."""
+
+import concurrent.futures
+import os
+import queue
+import shutil
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+from harness import Server, infer_request, stop_clean
+import grpc_service_pb2 as pb
+
+SLOW = harness.SLOW
+RPC_TIMEOUT = 60 * SLOW
+E = grpc.StatusCode
+DELAY_S = 0.4  # the delayed steps' execute time
+
+# ---- configs ------------------------------------------------------------------
+
+
+def tensors(ts):
+    """(name, datatype, dims) tuples as a config's tensor list."""
+    return ",\n  ".join('{ name: "%s" data_type: TYPE_%s dims: [ %s ] }' % t for t in ts)
+
+
+def config(name, kind, inputs, outputs, max_batch=8, extra=""):
+    """A model config; kind: 'backend: "..."' or 'platform: "ensemble"'."""
+    return """name: "%s"
+%s
+max_batch_size: %d
+input [
+  %s
+]
+output [
+  %s
+]
+%s
+""" % (name, kind, max_batch, tensors(inputs), tensors(outputs), extra)
+
+
+ONE_CPU = "instance_group [ { count: 1 kind: KIND_CPU } ]\n"
+
+
+def addsub(name, dims="16", extra=""):
+    return config(name, 'backend: "addsub"', [("INPUT0", "INT32", dims), ("INPUT1", "INT32", dims)],
+                  [("OUTPUT0", "INT32", dims), ("OUTPUT1", "INT32", dims)], extra=ONE_CPU + extra)
+
+
+def identity(name, max_batch=8):
+    return config(name, 'backend: "identity"', [("INPUT0", "INT32", "-1")],
+                  [("OUTPUT0", "INT32", "-1")], max_batch, ONE_CPU)
+
+
+def recorder(name, delay_ms=int(DELAY_S * 1000), max_batch=8, extra="", **params):
+    """OUTPUT0 = INPUT0 (INT32 [-1]) after delay_ms, one instance,
+    recording to <name>.log."""
+    params.setdefault("record_file", name + ".log")
+    params["execute_delay_ms"] = str(delay_ms)
+    plist = ",\n".join('  { key: "%s" value: { string_value: "%s" } }' % kv
+                       for kv in sorted(params.items()))
+    return config(name, 'backend: "recorder"', [("INPUT0", "INT32", "-1")],
+                  [("OUTPUT0", "INT32", "-1")], max_batch,
+                  ONE_CPU + extra + "\nparameters [\n%s\n]" % plist)
+
+
+def ensemble(name, inputs, outputs, steps, max_batch=8):
+    """inputs/outputs: (name, datatype, dims); steps: (model, {model input:
+    tensor}, {model output: tensor})."""
+    def maps(kind, m):
+        return "\n".join('      %s { key: "%s" value: "%s" }' % (kind, k, v)
+                         for k, v in sorted(m.items()))
+    step_text = ",\n".join("    {\n      model_name: \"%s\"\n      model_version: -1\n%s\n%s\n    }"
+                           % (m, maps("input_map", i), maps("output_map", o))
+                           for m, i, o in steps)
+    return config(name, 'platform: "ensemble"', inputs, outputs, max_batch,
+                  "ensemble_scheduling {\n  step [\n%s\n  ]\n}" % step_text)
+
+
+def chain2(name, model, dims="16"):
+    """`model` (addsub) twice: OUT0 = 2*IN0, OUT1 = 2*IN1 (simple_ensemble)."""
+    return ensemble(name, [("IN0", "INT32", dims), ("IN1", "INT32", dims)],
+                    [("OUT0", "INT32", dims), ("OUT1", "INT32", dims)],
+                    [(model, {"INPUT0": "IN0", "INPUT1": "IN1"},
+                      {"OUTPUT0": "sum", "OUTPUT1": "diff"}),
+                     (model, {"INPUT0": "sum", "INPUT1": "diff"},
+                      {"OUTPUT0": "OUT0", "OUTPUT1": "OUT1"})])
+
+
+def one_step(name, model, dims="-1"):
+    """IN -> model (INPUT0 -> OUTPUT0) -> OUT."""
+    return ensemble(name, [("IN", "INT32", dims)], [("OUT", "INT32", dims)],
+                    [(model, {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})])
+
+
+def sequence_model(name, src):
+    with open(os.path.join(harness.EXAMPLES, src, "config.pbtxt")) as f:
+        return f.read().replace('name: "%s"' % src, 'name: "%s"' % name, 1)
+
+
+def repeat_ensemble():
+    """repeat (decoupled) then identity on each of its responses."""
+    return ensemble("ens_repeat",
+                    [("IN", "INT32", "-1"), ("DELAY", "UINT32", "-1"), ("WAIT", "UINT32", "1")],
+                    [("OUT", "INT32", "1"), ("IDX", "UINT32", "1")],
+                    [("rep", {"IN": "IN", "DELAY": "DELAY", "WAIT": "WAIT"},
+                      {"OUT": "rep_out", "IDX": "IDX"}),
+                     ("ident0", {"INPUT0": "rep_out"}, {"OUTPUT0": "OUT"})], max_batch=0)
+
+
+Q_FULL = 'dynamic_batching { default_queue_policy { max_queue_size: 1 } }'
+Q_TIMEOUT = ('dynamic_batching { default_queue_policy { timeout_action: REJECT '
+             'default_timeout_microseconds: 100000 allow_timeout_override: true } }')
+PRIORITY = 'dynamic_batching { priority_levels: 2 default_priority_level: 2 }'
+
+
+def models():
+    m = {
+        "add": addsub("add"),
+        "add_dyn": addsub("add_dyn", extra="dynamic_batching { }"),
+        "ens_add2": chain2("ens_add2", "add"),
+        "ens_add2_dyn": chain2("ens_add2_dyn", "add_dyn"),
+        "stat_add": addsub("stat_add"),
+        "ens_stat": chain2("ens_stat", "stat_add"),
+        "ens_shape": chain2("ens_shape", "add", dims="-1"),
+        # Parallel branches.
+        "slow_a": recorder("slow_a"), "slow_b": recorder("slow_b"),
+        "slow_c": recorder("slow_c"), "slow_d": recorder("slow_d"),
+        "fast": identity("fast"),
+        "join": addsub("join", dims="-1"),
+        "ens_parallel": ensemble("ens_parallel", [("IN", "INT32", "-1")],
+                                 [("A", "INT32", "-1"), ("B", "INT32", "-1")],
+                                 [("slow_a", {"INPUT0": "IN"}, {"OUTPUT0": "A"}),
+                                  ("slow_b", {"INPUT0": "IN"}, {"OUTPUT0": "B"})]),
+        # IN -> slow_c -> S; IN -> fast -> F -> slow_d -> D; (S, D) -> join.
+        "ens_join": ensemble("ens_join", [("IN", "INT32", "-1")],
+                             [("SUM", "INT32", "-1"), ("DIFF", "INT32", "-1"),
+                              ("F", "INT32", "-1")],
+                             [("slow_c", {"INPUT0": "IN"}, {"OUTPUT0": "S"}),
+                              ("fast", {"INPUT0": "IN"}, {"OUTPUT0": "F"}),
+                              ("slow_d", {"INPUT0": "F"}, {"OUTPUT0": "D"}),
+                              ("join", {"INPUT0": "S", "INPUT1": "D"},
+                               {"OUTPUT0": "SUM", "OUTPUT1": "DIFF"})]),
+        # Decoupled.
+        "rep": sequence_model("rep", "repeat_int32"),
+        "ident0": identity("ident0", max_batch=0),
+        "ens_repeat": repeat_ensemble(),
+        # Errors.
+        "failer": recorder("failer", delay_ms=0, fail_at="request"),
+        "slow_e": recorder("slow_e"),
+        "ens_fail": ensemble("ens_fail", [("IN", "INT32", "-1")],
+                             [("X", "INT32", "-1"), ("Y", "INT32", "-1")],
+                             [("failer", {"INPUT0": "IN"}, {"OUTPUT0": "X"}),
+                              ("slow_e", {"INPUT0": "IN"}, {"OUTPUT0": "Y"})]),
+        "qfull": recorder("qfull", delay_ms=300, max_batch=1, extra=Q_FULL),
+        "ens_qfull": one_step("ens_qfull", "qfull"),
+        "qtime": recorder("qtime", delay_ms=300, max_batch=1, extra=Q_TIMEOUT),
+        "ens_qtime": one_step("ens_qtime", "qtime"),
+        "prio": recorder("prio", delay_ms=100, max_batch=1, extra=PRIORITY),
+        "ens_prio": one_step("ens_prio", "prio"),
+        # Cancellation.
+        "cslow": recorder("cslow"),
+        "ens_cslow": one_step("ens_cslow", "cslow"),
+        "fast2": identity("fast2"),
+        "cslow2": recorder("cslow2"),
+        "ens_cchain": ensemble("ens_cchain", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
+                               [("fast2", {"INPUT0": "IN"}, {"OUTPUT0": "F"}),
+                                ("cslow2", {"INPUT0": "F"}, {"OUTPUT0": "OUT"})]),
+        # Sequences.
+        "seq_dyna": sequence_model("seq_dyna", "simple_dyna_sequence"),
+        "seq_direct": sequence_model("seq_direct", "simple_sequence"),
+    }
+    for seq in ("seq_dyna", "seq_direct"):
+        m["ens_" + seq] = ensemble("ens_" + seq, [("IN", "INT32", "1")],
+                                   [("OUT", "INT32", "1")],
+                                   [(seq, {"INPUT": "IN"}, {"OUTPUT": "OUT"})])
+    return m
+
+
+def write_repo(configs):
+    repo = tempfile.mkdtemp(prefix="ens_repo", dir=os.environ.get("TEST_TMPDIR"))
+    for name, text in configs.items():
+        os.makedirs(os.path.join(repo, name, "1"))
+        with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+            f.write(text)
+    return repo
+
+
+# ---- requests and answers ----------------------------------------------------------
+
+def pair_request(model, a, b, outputs=None, rid=""):
+    return infer_request(model, [("IN0", "INT32", a), ("IN1", "INT32", b)],
+                         outputs=outputs, rid=rid)
+
+
+def in_request(model, values, rid="", params=None):
+    arr = np.asarray(values, dtype=np.int32).reshape(1, -1)
+    return infer_request(model, [("IN", "INT32", arr)], rid=rid, params=params)
+
+
+def outputs(resp, dtype=np.int32):
+    return {o.name: np.frombuffer(resp.raw_output_contents[i], dtype=dtype).reshape(o.shape)
+            for i, o in enumerate(resp.outputs)}
+
+
+def final(resp):
+    params = resp.infer_response.parameters
+    assert "triton_final_response" in params, resp
+    return params["triton_final_response"].bool_param
+
+
+def wait_until(pred, timeout):
+    deadline = time.monotonic() + timeout * SLOW
+    while not pred():
+        if time.monotonic() > deadline:
+            return pred()
+        time.sleep(0.01)
+    return True
+
+
+class EnsembleCase(unittest.TestCase):
+    """A server on REPO's models (all loaded), both backend folders."""
+
+    ARGS = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.server = Server(*cls.ARGS, repo=write_repo(cls.MODELS),
+                            backends=harness.combined_backends(),
+                            env={"NEREID_RECORD_DIR": cls.dir})
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_clean(cls.server)
+
+    def records(self, model, event):
+        try:
+            with open(os.path.join(self.dir, model + ".log")) as f:
+                return [line for line in f if line.startswith(event + " ")]
+        except FileNotFoundError:
+            return []
+
+    def stats(self, model):
+        s = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name=model),
+                                      timeout=RPC_TIMEOUT)
+        self.assertEqual(len(s.model_stats), 1, s)
+        return s.model_stats[0]
+
+    def counts(self, model):
+        st = self.stats(model).inference_stats
+        return st.success.count, st.fail.count
+
+    def settled(self, model, before, total):
+        """Waits until `total` more requests of `model` are counted (success
+        plus fail) and checks that no more come: no step left in flight."""
+        def done():
+            s, f = self.counts(model)
+            return s + f - sum(before) >= total
+        self.assertTrue(wait_until(done, 10), (model, before, self.counts(model), total))
+        time.sleep(0.3 * SLOW)
+        s, f = self.counts(model)
+        self.assertEqual(s + f - sum(before), total, (model, before, (s, f)))
+        return s - before[0], f - before[1]
+
+    def assert_healthy(self):
+        self.assertIsNone(self.server.proc.poll(), self.server.text()[-3000:])
+        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest(), timeout=RPC_TIMEOUT).live)
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        out = outputs(self.stub.ModelInfer(pair_request("ens_add2", a, a + 1),
+                                           timeout=RPC_TIMEOUT))
+        np.testing.assert_array_equal(out["OUT0"], 2 * a)
+        np.testing.assert_array_equal(out["OUT1"], 2 * (a + 1))
+
+    def expect_error(self, req, code, *needles, timeout=RPC_TIMEOUT):
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelInfer(req, timeout=timeout)
+        self.assertEqual(cm.exception.code(), code, cm.exception.details())
+        for n in needles:
+            self.assertIn(n, cm.exception.details())
+        return cm.exception.details()
+
+
+class Ensembles(EnsembleCase):
+    MODELS = models()
+
+    # ---- basics and results ----
+
+    def test_metadata_and_config(self):
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="ens_add2"),
+                                    timeout=RPC_TIMEOUT).config
+        self.assertEqual(cfg.platform, "ensemble")
+        self.assertEqual([s.model_name for s in cfg.ensemble_scheduling.step], ["add", "add"])
+        md = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="ens_add2"),
+                                     timeout=RPC_TIMEOUT)
+        self.assertEqual(md.platform, "ensemble")
+        self.assertEqual([i.name for i in md.inputs], ["IN0", "IN1"])
+        self.assertEqual([o.name for o in md.outputs], ["OUT0", "OUT1"])
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="ens_add2"),
+                                             timeout=RPC_TIMEOUT).ready)
+        # A decoupled step makes the ensemble decoupled.
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="ens_repeat"),
+                                    timeout=RPC_TIMEOUT).config
+        self.assertTrue(cfg.model_transaction_policy.decoupled)
+
+    def test_chain_result_and_requested_outputs(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16) - 5
+        b = np.full((1, 16), 7, dtype=np.int32)
+        r = self.stub.ModelInfer(pair_request("ens_add2", a, b, rid="chain"),
+                                 timeout=RPC_TIMEOUT)
+        self.assertEqual((r.model_name, r.model_version, r.id), ("ens_add2", "1", "chain"))
+        out = outputs(r)
+        self.assertEqual(sorted(out), ["OUT0", "OUT1"])
+        np.testing.assert_array_equal(out["OUT0"], 2 * a)
+        np.testing.assert_array_equal(out["OUT1"], 2 * b)
+        self.assertEqual(list(r.outputs[0].shape), [1, 16])
+        # Only what was asked for.
+        r = self.stub.ModelInfer(pair_request("ens_add2", a, b, outputs=["OUT1"]),
+                                 timeout=RPC_TIMEOUT)
+        self.assertEqual([o.name for o in r.outputs], ["OUT1"])
+        np.testing.assert_array_equal(outputs(r)["OUT1"], 2 * b)
+        # A batch of 3.
+        a3 = np.arange(48, dtype=np.int32).reshape(3, 16)
+        r = self.stub.ModelInfer(pair_request("ens_add2", a3, -a3), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT0"], 2 * a3)
+        np.testing.assert_array_equal(outputs(r)["OUT1"], -2 * a3)
+        # An unknown requested output is refused, naming it.
+        self.expect_error(pair_request("ens_add2", a, b, outputs=["nosuch"]),
+                          E.INVALID_ARGUMENT, "nosuch")
+
+    def test_thousands_of_concurrent_runs(self):
+        rng = np.random.default_rng(17)
+        channels = [grpc.insecure_channel(self.server.address) for _ in range(4)]
+        stubs = [harness.grpc_service_pb2_grpc.GRPCInferenceServiceStub(c) for c in channels]
+        n = 3000
+        sent = []
+        for i in range(n):
+            batch = 1 + i % 3
+            a = rng.integers(-2**31, 2**31, size=(batch, 16), dtype=np.int64).astype(np.int32)
+            b = rng.integers(-2**31, 2**31, size=(batch, 16), dtype=np.int64).astype(np.int32)
+            model = "ens_add2_dyn" if i % 2 else "ens_add2"
+            f = stubs[i % 4].ModelInfer.future(pair_request(model, a, b, rid="r%d" % i),
+                                              timeout=RPC_TIMEOUT)
+            sent.append((f, a, b, model))
+        bad = []
+        for i, (f, a, b, model) in enumerate(sent):
+            try:
+                r = f.result()
+                out = outputs(r)
+                # (a + b) + (a - b) and (a + b) - (a - b), wrapping as int32.
+                if (r.id != "r%d" % i or r.model_name != model
+                        or not np.array_equal(out["OUT0"], (a.astype(np.int64) * 2).astype(np.int32))
+                        or not np.array_equal(out["OUT1"], (b.astype(np.int64) * 2).astype(np.int32))):
+                    bad.append((i, "wrong answer"))
+            except grpc.RpcError as e:
+                bad.append((i, e.code(), e.details()))
+        for c in channels:
+            c.close()
+        self.assertEqual(bad[:10], [])
+
+    # ---- parallel branches ----
+
+    def timed(self, model, values):
+        start = time.monotonic()
+        r = self.stub.ModelInfer(in_request(model, values), timeout=RPC_TIMEOUT)
+        return time.monotonic() - start, outputs(r)
+
+    def test_parallel_branches_run_at_once(self):
+        self.timed("ens_parallel", [0])  # warm-up
+        elapsed, out = self.timed("ens_parallel", [3, 1, 4])
+        np.testing.assert_array_equal(out["A"], [[3, 1, 4]])
+        np.testing.assert_array_equal(out["B"], [[3, 1, 4]])
+        # 400 ms each, side by side: about 400 ms, not 800.
+        self.assertGreaterEqual(elapsed, DELAY_S)
+        self.assertLess(elapsed, DELAY_S + 0.25 * SLOW, "branches ran one after the other?")
+
+    def test_fast_branch_joined_with_slow(self):
+        """slow_d waits only for the fast step before it, not for slow_c in
+        the other branch; join waits for both."""
+        elapsed, out = self.timed("ens_join", [5, -6, 7])
+        np.testing.assert_array_equal(out["SUM"], [[10, -12, 14]])
+        np.testing.assert_array_equal(out["DIFF"], [[0, 0, 0]])
+        np.testing.assert_array_equal(out["F"], [[5, -6, 7]])
+        self.assertGreaterEqual(elapsed, DELAY_S)
+        self.assertLess(elapsed, DELAY_S + 0.25 * SLOW)
+        c, d = self.records("slow_c", "execute_start"), self.records("slow_d", "execute_start")
+        t = lambda line: int(line.split("t_ns=")[1].split()[0])  # noqa: E731
+        self.assertLess(abs(t(c[-1]) - t(d[-1])), 0.15e9 * SLOW, (c[-1], d[-1]))
+
+    # ---- decoupled steps ----
+
+    def stream(self, reqs):
+        return list(self.stub.ModelStreamInfer(iter(reqs), timeout=RPC_TIMEOUT))
+
+    def repeat_req(self, values, delay_ms, rid, empty_final):
+        n = len(values)
+        params = {"triton_enable_empty_final_response": True} if empty_final else None
+        return infer_request("ens_repeat", [
+            ("IN", "INT32", np.asarray(values, dtype=np.int32)),
+            ("DELAY", "UINT32", np.full(n, delay_ms, dtype=np.uint32)),
+            ("WAIT", "UINT32", np.zeros(1, dtype=np.uint32))], rid=rid, params=params)
+
+    def check_repeat_stream(self, n, delay_ms):
+        values = list(np.arange(n, dtype=np.int32) * 3 - 7)
+        got = self.stream([self.repeat_req(values, delay_ms, "e", True),
+                           self.repeat_req(values, delay_ms, "p", False)])
+        for resp in got:
+            self.assertEqual(resp.error_message, "")
+        e = [r for r in got if r.infer_response.id == "e"]
+        p = [r for r in got if r.infer_response.id == "p"]
+        for rs in (e[:n], p):
+            self.assertEqual(len(rs), n)
+            self.assertEqual([r.infer_response.model_name for r in rs], ["ens_repeat"] * n)
+            outs = [outputs(r.infer_response, np.int32) for r in rs]
+            self.assertEqual([int(o["OUT"].reshape(-1)[0]) for o in outs], values)
+            idx = [int(np.frombuffer(r.infer_response.raw_output_contents[
+                [o.name for o in r.infer_response.outputs].index("IDX")], np.uint32)[0])
+                for r in rs]
+            self.assertEqual(idx, list(range(n)))
+            self.assertFalse(any(final(r) for r in rs))
+        # With the empty final: one more response, empty and final.
+        self.assertEqual(len(e), n + 1)
+        last = e[-1].infer_response
+        self.assertTrue(final(e[-1]))
+        self.assertEqual((last.model_name, last.id, len(last.outputs)), ("ens_repeat", "e", 0))
+
+    def test_decoupled_step_streams_through(self):
+        self.check_repeat_stream(50, 2)
+
+    def test_decoupled_step_flood_in_order(self):
+        self.check_repeat_stream(2000, 0)
+
+    def test_decoupled_zero_responses(self):
+        got = self.stream([self.repeat_req([], 0, "none", True)])
+        self.assertEqual(len(got), 1)
+        self.assertTrue(final(got[0]))
+        self.assertEqual(len(got[0].infer_response.outputs), 0)
+
+    def test_decoupled_ensemble_refused_on_unary(self):
+        self.expect_error(self.repeat_req([1, 2], 0, "u", False), E.UNIMPLEMENTED,
+                          "decoupled", "ens_repeat")
+
+    # ---- errors ----
+
+    def test_step_refuses_shape(self):
+        before = self.counts("ens_shape")
+        a = np.arange(5, dtype=np.int32).reshape(1, 5)
+        msg = self.expect_error(pair_request("ens_shape", a, a), E.INVALID_ARGUMENT,
+                                "unexpected shape", "'add'", "INPUT")
+        self.assertIn("[-1,16]", msg)
+        self.assertEqual(self.counts("ens_shape"), (before[0], before[1] + 1))
+        self.assert_healthy()
+
+    def test_step_error_ends_run(self):
+        before = self.counts("slow_e")
+        start = time.monotonic()
+        self.expect_error(in_request("ens_fail", [1, 2], rid="f1"), E.INTERNAL,
+                          "recorder: failing at request as configured", "model=failer")
+        elapsed = time.monotonic() - start
+        # The other branch's step in flight is cancelled (ensemble.md):
+        # dropped from the queue or cancelled while it runs, a failure
+        # either way, so the error needs not wait for its 400 ms.
+        self.assertEqual(self.settled("slow_e", before, 1), (0, 1),
+                         "slow_e's step was not cancelled")
+        self.assertLess(elapsed, DELAY_S, "the error waited for the slow branch")
+        self.assert_healthy()
+
+    def test_full_queue_of_a_step(self):
+        futures = [self.stub.ModelInfer.future(in_request("ens_qfull", [i]), timeout=RPC_TIMEOUT)
+                   for i in range(6)]
+        ok, full = 0, 0
+        for i, f in enumerate(futures):
+            try:
+                np.testing.assert_array_equal(outputs(f.result())["OUT"], [[i]])
+                ok += 1
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), E.UNAVAILABLE, e.details())
+                self.assertIn("Exceeds maximum queue size", e.details())
+                full += 1
+        self.assertGreaterEqual(ok, 1)
+        self.assertGreaterEqual(full, 3)
+        self.assertEqual(ok + full, 6)
+
+    def test_queue_timeout_of_a_step(self):
+        for timeout_us, expected in ((None, 0.1), (40000, 0.04)):
+            blocker = self.stub.ModelInfer.future(harness.int32_request("qtime", [0]),
+                                                  timeout=RPC_TIMEOUT)
+            time.sleep(0.05)
+            params = {"timeout": timeout_us} if timeout_us else None
+            start = time.monotonic()
+            self.expect_error(in_request("ens_qtime", [1], params=params), E.UNAVAILABLE,
+                              "Request timeout expired")
+            elapsed = time.monotonic() - start
+            self.assertGreaterEqual(elapsed, expected * 0.9)
+            self.assertLess(elapsed, expected + 0.15 * SLOW)
+            blocker.result()
+
+    def test_priority_reaches_steps(self):
+        blocker = self.stub.ModelInfer.future(harness.int32_request("prio", [0]),
+                                              timeout=RPC_TIMEOUT)
+        time.sleep(0.03)
+        done = {}
+
+        def send(tag, priority):
+            req = in_request("ens_prio", [1])
+            req.parameters["priority"].uint64_param = priority
+            f = self.stub.ModelInfer.future(req, timeout=RPC_TIMEOUT)
+            f.add_done_callback(lambda _: done.__setitem__(tag, time.monotonic()))
+            return f
+        low = [send("l%d" % i, 2) for i in range(2)]
+        time.sleep(0.03)
+        high = [send("h%d" % i, 1) for i in range(2)]
+        for f in [blocker] + low + high:
+            f.result()
+        self.assertTrue(wait_until(lambda: len(done) == 4, 5))
+        self.assertLess(max(done["h0"], done["h1"]), min(done["l0"], done["l1"]), done)
+
+    # ---- cancellation and deadlines ----
+
+    def cancel_while_running(self, model, step):
+        """Starts a run of `model` and cancels it while its step `step`
+        executes (400 ms): the step sees the cancellation, nothing of the
+        run stays behind, and the next run works."""
+        before = self.counts(step)
+        started = len(self.records(step, "execute_start"))
+        cancelled = len(self.records(step, "cancelled"))
+        f = self.stub.ModelInfer.future(in_request(model, [1, 2, 3]), timeout=RPC_TIMEOUT)
+        self.assertTrue(wait_until(lambda: len(self.records(step, "execute_start")) > started, 5))
+        self.assertTrue(f.cancel())
+        with self.assertRaises(grpc.FutureCancelledError):
+            f.result()
+        self.assertTrue(wait_until(
+            lambda: len(self.records(step, "cancelled")) > cancelled, 5),
+            "the step did not see the cancellation")
+        self.assertEqual(self.settled(step, before, 1), (0, 1))
+        self.assertTrue(wait_until(lambda: len(self.records(step, "execute_end")) ==
+                                   len(self.records(step, "execute_start")), 5))
+        r = self.stub.ModelInfer(in_request(model, [9]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT"], [[9]])
+        self.assert_healthy()
+
+    def test_client_cancel_while_step_runs(self):
+        self.cancel_while_running("ens_cslow", "cslow")
+
+    def test_client_cancel_while_second_step_runs(self):
+        self.cancel_while_running("ens_cchain", "cslow2")
+
+    def test_deadline_while_step_runs(self):
+        before, ens_before = self.counts("cslow"), self.counts("ens_cslow")
+        cancelled = len(self.records("cslow", "cancelled"))
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.ModelInfer(in_request("ens_cslow", [4]), timeout=0.15)
+        self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED)
+        self.assertTrue(wait_until(lambda: len(self.records("cslow", "cancelled")) > cancelled,
+                                   5), "the step did not see the deadline")
+        self.assertEqual(self.settled("cslow", before, 1), (0, 1))
+        self.assertTrue(wait_until(lambda: self.counts("ens_cslow")[1] > ens_before[1], 5),
+                        "the ensemble did not count the failed run")
+        self.assertEqual(self.counts("ens_cslow")[0], ens_before[0])
+        self.assert_healthy()
+
+    def test_cancel_while_step_queued(self):
+        """A step still queued behind a direct request is dropped: it never
+        executes."""
+        before = self.counts("cslow")
+        started = len(self.records("cslow", "execute_start"))
+        blocker = self.stub.ModelInfer.future(harness.int32_request("cslow", [0]),
+                                              timeout=RPC_TIMEOUT)
+        self.assertTrue(wait_until(
+            lambda: len(self.records("cslow", "execute_start")) > started, 5))
+        f = self.stub.ModelInfer.future(in_request("ens_cslow", [1]), timeout=RPC_TIMEOUT)
+        time.sleep(0.1)
+        self.assertTrue(f.cancel())
+        blocker.result()
+        self.assertEqual(self.settled("cslow", before, 2), (1, 1))
+        self.assertEqual(len(self.records("cslow", "execute_start")), started + 1)
+        self.assert_healthy()
+
+    def test_many_deadlines_leave_server_healthy(self):
+        before = self.counts("cslow")
+        futures = [self.stub.ModelInfer.future(in_request("ens_cslow", [i]),
+                                               timeout=0.02 + 0.01 * (i % 30))
+                   for i in range(200)]
+        for f in futures:
+            with self.assertRaises(grpc.RpcError) as cm:
+                f.result()
+            self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED)
+        # Every step that reached cslow failed; none is left queued.
+        def quiet():
+            a = self.counts("cslow")
+            time.sleep(0.5 * SLOW)
+            return a == self.counts("cslow")
+        self.assertTrue(wait_until(quiet, 30))
+        s, _ = self.counts("cslow")
+        self.assertEqual(s, before[0])
+        start = time.monotonic()
+        r = self.stub.ModelInfer(in_request("ens_cslow", [7]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT"], [[7]])
+        self.assertLess(time.monotonic() - start, DELAY_S + 0.3 * SLOW)
+        self.assert_healthy()
+
+    # ---- statistics ----
+
+    def test_statistics(self):
+        ens0, step0 = self.stats("ens_stat"), self.stats("stat_add")
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        n = 20
+        for _ in range(n):
+            self.stub.ModelInfer(pair_request("ens_stat", a, a), timeout=RPC_TIMEOUT)
+        for _ in range(3):
+            self.stub.ModelInfer(infer_request("stat_add", [("INPUT0", "INT32", a),
+                                                            ("INPUT1", "INT32", a)]),
+                                 timeout=RPC_TIMEOUT)
+        ens, step = self.stats("ens_stat"), self.stats("stat_add")
+        d = lambda x, y: (x.count - y.count, x.ns - y.ns)  # noqa: E731
+        es = d(ens.inference_stats.success, ens0.inference_stats.success)
+        self.assertEqual(es[0], n)
+        self.assertGreater(es[1], 0)
+        self.assertEqual(d(ens.inference_stats.fail, ens0.inference_stats.fail)[0], 0)
+        # Two steps per run, besides the 3 direct requests.
+        ss = d(step.inference_stats.success, step0.inference_stats.success)
+        self.assertEqual(ss[0], 2 * n + 3)
+        self.assertGreater(ss[1], 0)
+        # Each run's time covers its two steps' times.
+        self.assertGreater(es[1] / n, ss[1] / (2 * n + 3))
+        self.assertGreater(ens.last_inference, 0)
+        everything = self.stub.ModelStatistics(pb.ModelStatisticsRequest(),
+                                               timeout=RPC_TIMEOUT).model_stats
+        names = [m.name for m in everything]
+        self.assertEqual(names.count("ens_stat"), 1)
+        self.assertEqual(names.count("stat_add"), 1)
+        self.check_step_times(ens, ens0, n)
+
+    def check_step_times(self, ens, ens0, n):
+        """Nereid's extension: per-step time in the ensemble's entry."""
+        fields = [f.name for f in pb.ModelStatistics.DESCRIPTOR.fields if "ensemble" in f.name]
+        if not fields:
+            self.skipTest("no ensemble field in ModelStatistics yet")
+        ext, ext0 = getattr(ens, fields[0]), getattr(ens0, fields[0])
+        self.assertTrue(ens.HasField(fields[0]), ens)
+        steps = [f for f in ext.DESCRIPTOR.fields if f.label == f.LABEL_REPEATED]
+        self.assertTrue(steps, ext)
+        now, then = getattr(ext, steps[0].name), getattr(ext0, steps[0].name)
+        self.assertEqual(len(now), 2, ext)
+        for k, s in enumerate(now):
+            durations = [f.name for f in s.DESCRIPTOR.fields
+                         if f.message_type is not None
+                         and f.message_type.name == "StatisticDuration"]
+            self.assertTrue(durations, s)
+            cur = getattr(s, durations[0])
+            old = getattr(then[k], durations[0]) if len(then) > k else None
+            self.assertEqual(cur.count - (old.count if old else 0), n, ext)
+            self.assertGreater(cur.ns - (old.ns if old else 0), 0, ext)
+
+    # ---- sequences ----
+
+    def seq_req(self, model, value, seq_id, start=False, end=False):
+        params = {"sequence_id": seq_id}
+        if start:
+            params["sequence_start"] = True
+        if end:
+            params["sequence_end"] = True
+        return infer_request(model, [("IN", "INT32", np.full((1, 1), value, np.int32))],
+                             params=params)
+
+    def seq_out(self, req):
+        return int(outputs(self.stub.ModelInfer(req, timeout=RPC_TIMEOUT))["OUT"][0, 0])
+
+    def test_sequence_step_gets_correlation_id_and_flags(self):
+        # control_sum with CORRID: OUTPUT = INPUT + START + END * CORRID.
+        got = [self.seq_out(self.seq_req("ens_seq_dyna", 5, 1001, start=True)),
+               self.seq_out(self.seq_req("ens_seq_dyna", 6, 1001)),
+               self.seq_out(self.seq_req("ens_seq_dyna", 7, 1001, end=True))]
+        self.assertEqual(got, [6, 6, 7 + 1001])
+        # START+END in one request.
+        self.assertEqual(self.seq_out(self.seq_req("ens_seq_dyna", 1, 77, True, True)),
+                         1 + 1 + 77)
+        # The direct strategy: OUTPUT = INPUT + START.
+        got = [self.seq_out(self.seq_req("ens_seq_direct", 10, 5, start=True)),
+               self.seq_out(self.seq_req("ens_seq_direct", 11, 5, end=True))]
+        self.assertEqual(got, [11, 11])
+
+    def test_interleaved_sequences_through_ensemble(self):
+        ids = list(range(300, 340))
+        reqs = []
+        for step in range(4):
+            for sid in ids:
+                reqs.append((sid, step, self.seq_req("ens_seq_dyna", step * 10, sid,
+                                                     start=step == 0, end=step == 3)))
+        results = {}
+
+        def run(sid):
+            for s, step, req in reqs:
+                if s == sid:
+                    results[(sid, step)] = self.seq_out(req)
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            list(ex.map(run, ids))
+        for sid in ids:
+            self.assertEqual([results[(sid, k)] for k in range(4)],
+                             [0 + 1, 10, 20, 30 + sid])
+
+    def test_sequence_step_without_correlation_id(self):
+        req = infer_request("ens_seq_dyna", [("IN", "INT32", np.ones((1, 1), np.int32))])
+        self.expect_error(req, E.INVALID_ARGUMENT,
+                          "non-zero or non-empty correlation ID", "seq_dyna")
+
+
+class Unload(EnsembleCase):
+    """Explicit model control: unloads while ensemble runs are in flight."""
+
+    ARGS = ("--model-control-mode=explicit", "--load-model=ens_u", "--load-model=ens_add2")
+    MODELS = {"u_slow": recorder("u_slow", delay_ms=300), "u_ident": identity("u_ident"),
+              "ens_u": ensemble("ens_u", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
+                                [("u_slow", {"INPUT0": "IN"}, {"OUTPUT0": "X"}),
+                                 ("u_ident", {"INPUT0": "X"}, {"OUTPUT0": "OUT"})]),
+              "add": addsub("add"), "ens_add2": chain2("ens_add2", "add")}
+
+    def ready(self, name):
+        return self.stub.ModelReady(pb.ModelReadyRequest(name=name), timeout=RPC_TIMEOUT).ready
+
+    def load(self, name):
+        self.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
+                                      timeout=RPC_TIMEOUT)
+
+    def unload(self, name, dependents=False):
+        req = pb.RepositoryModelUnloadRequest(model_name=name)
+        if dependents:
+            req.parameters["unload_dependents"].bool_param = True
+        # An unload waits for the runs in flight (seconds), not for more.
+        self.stub.RepositoryModelUnload(req, timeout=20 * SLOW)
+
+    def run_ok(self):
+        r = self.stub.ModelInfer(in_request("ens_u", [8, 9]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT"], [[8, 9]])
+
+    def in_flight_then(self, action):
+        """8 runs of ens_u in flight, then action(); every run ends with its
+        answer or a clean error naming a model."""
+        started = len(self.records("u_slow", "execute_start"))
+        futures = [self.stub.ModelInfer.future(in_request("ens_u", [k]), timeout=RPC_TIMEOUT)
+                   for k in range(8)]
+        self.assertTrue(wait_until(
+            lambda: len(self.records("u_slow", "execute_start")) > started, 5))
+        t0 = time.monotonic()
+        action()
+        took = time.monotonic() - t0
+        results = []
+        for k, f in enumerate(futures):
+            try:
+                np.testing.assert_array_equal(outputs(f.result())["OUT"], [[k]])
+                results.append("ok")
+            except grpc.RpcError as e:
+                self.assertIn(e.code(), (E.UNAVAILABLE, E.CANCELLED, E.INTERNAL), e.details())
+                self.assertTrue("u_slow" in e.details() or "ens_u" in e.details(),
+                                e.details())
+                results.append(e.code())
+        self.assertIsNone(self.server.proc.poll(), self.server.text()[-3000:])
+        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest(), timeout=RPC_TIMEOUT).live)
+        self.assert_healthy()
+        return results, took
+
+    def test_load_brings_composing_models(self):
+        self.assertTrue(self.ready("ens_u"))
+        self.assertTrue(self.ready("u_slow"))
+        self.assertTrue(self.ready("u_ident"))
+        self.run_ok()
+
+    def test_unload_composing_model_during_runs(self):
+        self.load("ens_u")
+        results, _ = self.in_flight_then(lambda: self.unload("u_slow"))
+        self.assertIn("ok", results)  # the run that was executing finished
+        self.assertFalse(self.ready("u_slow"))
+        # The ensemble's next run: a clean error, or an answer if it kept
+        # the model (ensemble.md: it holds the versions it loaded with).
+        try:
+            self.run_ok()
+        except grpc.RpcError as e:
+            self.assertEqual(e.code(), E.UNAVAILABLE, e.details())
+            self.assertIn("u_slow", e.details())
+        # Loading both back serves again.
+        self.load("u_slow")
+        self.load("ens_u")
+        self.run_ok()
+
+    def test_unload_ensemble_during_runs(self):
+        self.load("ens_u")
+        results, _ = self.in_flight_then(lambda: self.unload("ens_u"))
+        self.assertIn("ok", results)
+        self.assertFalse(self.ready("ens_u"))
+        self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "ens_u")
+        self.assertTrue(self.ready("u_slow"))
+        self.load("ens_u")
+        self.run_ok()
+
+    def test_unload_dependents(self):
+        self.load("ens_u")
+        results, _ = self.in_flight_then(lambda: self.unload("ens_u", dependents=True))
+        self.assertIn("ok", results)
+        for m in ("ens_u", "u_slow", "u_ident"):
+            self.assertFalse(self.ready(m), m)
+        self.load("ens_u")
+        self.run_ok()
+
+
+if __name__ == "__main__":
+    harness.main()
