@@ -177,6 +177,17 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
   inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
   inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
   if (s->sequences != NULL) sequence_stats_fill(out, s->sequences, a);
+  for (uint32_t i = 0; i < s->step_count; i++) {
+    inference_EnsembleStepStatistics *e =
+        inference_ModelStatistics_add_ensemble_step_stats(out, a);
+    if (e == NULL) SRV_FATAL("out of memory");
+    inference_EnsembleStepStatistics_set_step(e, i);
+    inference_EnsembleStepStatistics_set_model_name(
+        e, upb_StringView_FromString(s->steps[i].model_name));
+    inference_EnsembleStepStatistics_set_model_version(
+        e, upb_StringView_FromString(s->steps[i].model_version));
+    duration_set(inference_EnsembleStepStatistics_mutable_time(e, a), &s->steps[i].time);
+  }
   inference_InferStatistics *is =
       inference_ModelStatistics_mutable_inference_stats(out, a);
   duration_set(inference_InferStatistics_mutable_success(is, a), &s->success);

@@ -18,6 +18,7 @@
 #include "server/core/server.h"
 #include "server/model/config_json.h"
 #include "server/model/model_check.h"
+#include "server/sched/ensemble.h"
 #include "server/sched/scheduler.h"
 #include "server/sched/sequence.h"
 #include "upb/json_decode.h"
@@ -63,9 +64,10 @@ static srv_status_t *config_load(srv_model_t *m, const inference_ModelConfig *gi
     /* Encoding or decoding can fail on content, not only on memory (a
      * string that is not UTF-8 once was one): the model's load fails. */
     if (m->config == NULL)
-      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                            "%s: the config could not be copied (encoded and decoded again)",
-                            source != NULL ? source : "config override");
+      return srv_status_new(
+          GRPC_STATUS_INVALID_ARGUMENT,
+          "%s: the config could not be copied (encoded and decoded again)",
+          source != NULL ? source : "config override");
   } else {
     m->config = cfg_model_config_read(path, m->arena, err, sizeof err);
     if (m->config == NULL) return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
@@ -75,6 +77,13 @@ static srv_status_t *config_load(srv_model_t *m, const inference_ModelConfig *gi
   m->config_json = srv_config_json_encode((const upb_Message *)m->config,
                                           cfg_model_config_def(), &m->config_json_len);
   return NULL;
+}
+
+/* The JSON of a config changed after load completed it. */
+static void config_json_refresh(srv_model_t *m) {
+  free(m->config_json);
+  m->config_json = srv_config_json_encode((const upb_Message *)m->config,
+                                          cfg_model_config_def(), &m->config_json_len);
 }
 
 static srv_status_t *backend_attach(srv_model_t *m) {
@@ -108,6 +117,7 @@ static void backend_model_fini(srv_model_t *m) {
 }
 
 static void model_release(srv_model_t *m) {
+  srv_ensemble_free(m);
   srv_seq_free(m);
   srv_instances_free(m);
   srv_batcher_free(m);
@@ -130,20 +140,44 @@ static void load_undo(srv_model_t *m, bool model_initialized) {
   model_release(m);
 }
 
+/* An ensemble: no backend, no instances; its actor runs the step graph. */
+static srv_status_t *ensemble_load(srv_model_t *m, const char *config_source,
+                                   srv_model_t **out) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
+  srv_status_t *st = srv_ensemble_setup(m, config_source != NULL ? config_source : path);
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
+  if (m->decoupled) { /* a decoupled step makes it decoupled, as Triton says */
+    inference_ModelTransactionPolicy_set_decoupled(
+        inference_ModelConfig_mutable_model_transaction_policy(m->config, m->arena),
+        true);
+    config_json_refresh(m);
+  }
+  srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
+  srv_ensemble_stats_init(m);
+  act_actor_init(&m->actor, m->server->runtime, srv_ensemble_behaviour, m);
+  atomic_init(&m->refs, 1);
+  *out = m;
+  return NULL;
+}
+
 srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *name,
                              int64_t version, const inference_ModelConfig *config,
                              const char *config_source, srv_model_t **out) {
   srv_model_t *m = model_new(srv, dir, name, version);
   srv_status_t *st = config_load(m, config, config_source);
+  if (st == NULL && srv_model_is_ensemble_config(m->config))
+    return ensemble_load(m, config_source, out);
   if (st == NULL) st = backend_attach(m);
   if (st != NULL) {
     model_release(m);
     return st;
   }
   if (srv_model_groups_prefer(m)) { /* the backend's preference changed the config */
-    free(m->config_json);
-    m->config_json = srv_config_json_encode((const upb_Message *)m->config,
-                                            cfg_model_config_def(), &m->config_json_len);
+    config_json_refresh(m);
   }
   st = srv_batcher_setup(m);
   if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config)) {
@@ -236,6 +270,7 @@ bool srv_model_wait_stopped_until(srv_model_t *m, uint64_t deadline_ns) {
 void srv_model_finalize(srv_model_t *m) { backend_model_fini(m); }
 
 void srv_model_abandon(srv_model_t *m) {
+  if (m->backend == NULL) return; /* an ensemble: nothing runs outside its actor */
   m->backend->abandoned = true;
   for (uint32_t i = 0; i < m->instance_count; i++) {
     /* Relaxed: only logged; the instance's thread may change it meanwhile. */
@@ -251,6 +286,8 @@ void srv_model_abandon(srv_model_t *m) {
       "finalized, nor backend '%s'",
       m->name, (long long)m->version, m->backend->name);
 }
+
+void srv_model_drop_dependencies(srv_model_t *m) { srv_ensemble_models_release(m); }
 
 void srv_model_free(srv_model_t *m) {
   backend_model_fini(m);

@@ -67,6 +67,7 @@ struct TRITONBACKEND_Model {
   void *repo_record;     /* the repository's record of this model name */
   srv_batcher_t batcher; /* read-only once loaded */
   struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
+  struct srv_ensemble *ens;  /* an ensemble's scheduler; NULL for other models */
   act_actor_t actor;     /* the scheduler */
   act_msg_t stop_msg, stop_retry_msg, stopped_msg;
   sem_t stopped; /* posted by the scheduler when it handled stopped_msg */
@@ -146,6 +147,11 @@ void srv_model_finalize(srv_model_t *m);
  *  backend abandoned (srv_backends_abandon leaves it alone). Touches
  *  nothing the model's threads use. Main thread. */
 void srv_model_abandon(srv_model_t *m);
+
+/** Drops the references m holds on other models (an ensemble's on its
+ *  composing models), for a shutdown that frees every model in any order.
+ *  After m stopped. */
+void srv_model_drop_dependencies(srv_model_t *m);
 
 /** Finalizes the backend's model state and frees the model. After
  *  srv_model_stop, once the model's actor has handled its stop message and

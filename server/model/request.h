@@ -98,6 +98,9 @@ struct TRITONBACKEND_Request {
    * a padding request the scheduler made. */
   struct srv_seq_slot *seq_slot;
   bool seq_dispatched, seq_padding;
+  /* The ensemble scheduler's (sched/ensemble.c): the run of an ensemble
+   * request, NULL once it ended. */
+  struct srv_ens_run *ens_run;
   const char **outputs; /* requested outputs; all of the model's by default */
   uint32_t output_count;
   uint32_t batch_size; /* leading dimension, or 1 without batching */

@@ -22,13 +22,31 @@ static TRITONBACKEND_Response *response_new(srv_infer_state_t *state) {
   return r;
 }
 
+void srv_response_lend_start(TRITONBACKEND_Response *r) {
+  if (r->lent) return;
+  r->lent = true;
+  atomic_init(&r->holders, 1);
+}
+
+void srv_response_hold(TRITONBACKEND_Response *r) {
+  /* Relaxed: the caller is a holder already. */
+  atomic_fetch_add_explicit(&r->holders, 1, memory_order_relaxed);
+}
+
 void srv_response_free(TRITONBACKEND_Response *r) {
-  for (uint32_t i = 0; i < r->output_count; i++) {
-    free(r->outputs[i].name);
-    free(r->outputs[i].shape);
-    free(r->outputs[i].buffer);
+  /* Acq_rel: the last holder frees what the others read. */
+  if (r->lent && atomic_fetch_sub_explicit(&r->holders, 1, memory_order_acq_rel) != 1)
+    return;
+  if (r->borrows) { /* its arrays live in its own block */
+    for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
+  } else {
+    for (uint32_t i = 0; i < r->output_count; i++) {
+      free(r->outputs[i].name);
+      free(r->outputs[i].shape);
+      free(r->outputs[i].buffer);
+    }
+    free(r->outputs);
   }
-  free(r->outputs);
   for (uint32_t i = 0; i < r->param_count; i++) {
     free(r->params[i].name);
     if (r->params[i].type == TRITONSERVER_PARAMETER_STRING) free(r->params[i].value.s);
@@ -201,14 +219,18 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryDelete(
   return NULL;
 }
 
-TRITONSERVER_Error *TRITONBACKEND_ResponseFactorySendFlags(
-    TRITONBACKEND_ResponseFactory *factory, const uint32_t send_flags) {
+void srv_final_flags_send(srv_infer_state_t *state, uint32_t flags) {
   srv_final_msg_t *m = act_msg_alloc(sizeof *m);
   m->msg.kind = SRV_MSG_INFER_FINAL_FLAGS;
-  m->flags = send_flags;
-  srv_infer_state_ref(factory->state);
-  m->state = factory->state;
-  srv_reorder_route(factory->state, &m->msg);
+  m->flags = flags;
+  srv_infer_state_ref(state);
+  m->state = state;
+  srv_reorder_route(state, &m->msg);
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ResponseFactorySendFlags(
+    TRITONBACKEND_ResponseFactory *factory, const uint32_t send_flags) {
+  srv_final_flags_send(factory->state, send_flags);
   return NULL;
 }
 

@@ -36,6 +36,17 @@ struct TRITONBACKEND_Response {
   uint32_t output_count, output_cap;
   srv_response_param_t *params;
   uint32_t param_count, param_cap;
+  /* Outputs shared between responses (ensembles, sched/ensemble.md). A
+   * response whose outputs other responses borrow is `lent`: from then on
+   * `holders` counts who frees it (the first being its receiver), and the
+   * last srv_response_free frees it. A response that `borrows` points its
+   * outputs' names, shapes and buffers into others' memory and holds one
+   * count on each of its `lenders`; its `outputs` and `lenders` arrays
+   * are in the response's own allocation. */
+  bool lent, borrows;
+  _Atomic uint32_t holders;
+  struct TRITONBACKEND_Response **lenders;
+  uint32_t lender_count;
 };
 
 struct TRITONBACKEND_ResponseFactory {
@@ -48,7 +59,19 @@ static inline bool srv_response_final(bool decoupled, uint32_t flags) {
   return !decoupled || (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
 }
 
-/** Frees a response the owner received (or one never sent). Any thread. */
+/** Frees a response the owner received (or one never sent); a lent one
+ *  only drops a holder until the last. Any thread. */
 void srv_response_free(TRITONBACKEND_Response *response);
+
+/** Sends `flags` without a response to the owner of `state` (through the
+ *  model's ordering when it preserves it). Any thread holding state. */
+void srv_final_flags_send(srv_infer_state_t *state, uint32_t flags);
+
+/** Makes r lendable before anyone borrows from it: its receiver, alone
+ *  with it, becomes its first holder. */
+void srv_response_lend_start(TRITONBACKEND_Response *r);
+
+/** One more holder of a lent response (a response that borrows from it). */
+void srv_response_hold(TRITONBACKEND_Response *r);
 
 #endif

@@ -216,10 +216,12 @@ static void tempdirs_remove(srv_repository_t *r) {
 }
 
 void srv_repository_free(srv_repository_t *r) {
-  for (size_t i = 0; i < r->live_count; i++) {
-    srv_model_wait_stopped(r->live[i].model);
-    srv_model_free(r->live[i].model);
-  }
+  for (size_t i = 0; i < r->live_count; i++) srv_model_wait_stopped(r->live[i].model);
+  /* Ensembles hold references on their composing models, which may come
+   * first in the list: every reference goes before any model is freed. */
+  for (size_t i = 0; i < r->live_count; i++)
+    srv_model_drop_dependencies(r->live[i].model);
+  for (size_t i = 0; i < r->live_count; i++) srv_model_free(r->live[i].model);
   tempdirs_remove(r);
   free(r->live);
   srv_registry_free(r->registry);

@@ -521,8 +521,8 @@ static srv_status_t *node_see(const srv_ensemble_graph_t *g, node_t *nodes, uint
   return consistent(g->name, source, g->tensors[t].name, &nodes[t], &n);
 }
 
-static const srv_tensor_spec_t *spec_find(const srv_tensor_spec_t *specs, uint32_t n,
-                                          const char *name) {
+const srv_tensor_spec_t *srv_ens_spec_find(const srv_tensor_spec_t *specs, uint32_t n,
+                                           const char *name) {
   for (uint32_t i = 0; i < n; i++)
     if (strcmp(specs[i].name, name) == 0) return &specs[i];
   return NULL;
@@ -543,7 +543,7 @@ static srv_status_t *step_check(const srv_ensemble_graph_t *g, const srv_ens_ste
   bool batching = d->max_batch_size > 0;
   char q[SRV_QUOTE_SIZE], q2[SRV_QUOTE_SIZE];
   for (uint32_t k = 0; k < st->input_count; k++)
-    if (spec_find(d->inputs, d->input_count, st->inputs[k].name) == NULL)
+    if (srv_ens_spec_find(d->inputs, d->input_count, st->inputs[k].name) == NULL)
       return bad(e, source,
                  "in ensemble %s, ensemble tensor %s is mapping to non-existing input %s "
                  "in model %s",
@@ -563,7 +563,7 @@ static srv_status_t *step_check(const srv_ensemble_graph_t *g, const srv_ens_ste
       return err;
   }
   for (uint32_t k = 0; k < st->output_count; k++)
-    if (spec_find(d->outputs, d->output_count, st->outputs[k].name) == NULL)
+    if (srv_ens_spec_find(d->outputs, d->output_count, st->outputs[k].name) == NULL)
       return bad(
           e, source,
           "in ensemble %s, ensemble tensor %s is mapped from non-existing output %s "
@@ -572,7 +572,7 @@ static srv_status_t *step_check(const srv_ensemble_graph_t *g, const srv_ens_ste
           srv_quote_str(q2, st->outputs[k].name), m);
   for (uint32_t k = 0; k < st->output_count; k++) {
     const srv_tensor_spec_t *o =
-        spec_find(d->outputs, d->output_count, st->outputs[k].name);
+        srv_ens_spec_find(d->outputs, d->output_count, st->outputs[k].name);
     if ((err = node_see(g, nodes, st->outputs[k].tensor, o, m, batching, source)) != NULL)
       return err;
   }

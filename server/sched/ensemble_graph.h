@@ -115,6 +115,10 @@ srv_status_t *srv_ensemble_graph_check(const srv_ensemble_graph_t *g,
                                        uint32_t model_count, const char *source,
                                        bool *decoupled);
 
+/** The spec among `n` called `name`, or NULL. */
+const srv_tensor_spec_t *srv_ens_spec_find(const srv_tensor_spec_t *specs, uint32_t n,
+                                           const char *name);
+
 /** The id of the tensor called `name`, or UINT32_MAX. */
 uint32_t srv_ensemble_graph_tensor_find(const srv_ensemble_graph_t *g, const char *name);
 

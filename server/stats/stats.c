@@ -23,6 +23,9 @@ void srv_stats_free(srv_stats_t *s) {
   s->batches = NULL;
   srv_response_stats_free(s->responses);
   s->responses = NULL;
+  free(s->steps);
+  s->steps = NULL;
+  s->step_count = 0;
 }
 
 uint64_t srv_stats_wall_ms(void) {

@@ -25,6 +25,14 @@ typedef struct {
   _Atomic uint64_t started, ended, idle_ended, cancel_ended, stream_ended;
 } srv_sequence_stats_t;
 
+/* One step of an ensemble: its composing model (names the model's own,
+ * held by the ensemble) and the time from sending each step request to
+ * its last answer (sched/ensemble.c writes, on the ensemble's actor). */
+typedef struct {
+  const char *model_name, *model_version;
+  srv_duration_t time;
+} srv_step_stats_t;
+
 typedef struct {
   srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
@@ -36,6 +44,8 @@ typedef struct {
   struct srv_batch_table *batches;      /* per batch size (batch_stats.h) */
   struct srv_response_stats *responses; /* per response index (response_stats.h) */
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
+  srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
+  uint32_t step_count;
 } srv_stats_t;
 
 /** Sets up statistics for batch sizes 1..max_batch (at least 1); per-size
