@@ -128,6 +128,6 @@ static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
   return bk_pair_respond(ctx, request, response, kInputs, compute, batch_size);
 }
 
-static const bk_simple_backend_t kBackend = {"addsub_string", validate, respond};
+static const bk_simple_backend_t kBackend = {"addsub_string", validate, respond, false};
 
 BK_DEFINE_SIMPLE_BACKEND(kBackend)

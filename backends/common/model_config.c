@@ -144,6 +144,28 @@ const char *bk_model_config_param(const bk_model_config_t *cfg, const char *key)
   return bk_json_str(bk_json_get(p, "string_value"), NULL);
 }
 
+bool bk_model_config_param_ms(const bk_model_config_t *cfg, const char *key, uint32_t max,
+                              uint32_t *ms, char *err, size_t err_len) {
+  const char *s = bk_model_config_param(cfg, key);
+  if (s == NULL) {
+    *ms = 0;
+    return true;
+  }
+  /* Digits only: no sign, no blanks, no exponent; at most 10 of them so
+   * the value cannot overflow before the range check. */
+  size_t n = strspn(s, "0123456789");
+  uint64_t v = 0;
+  for (size_t i = 0; i < n && n <= 10; i++) v = v * 10 + (uint64_t)(s[i] - '0');
+  if (n == 0 || s[n] != '\0' || n > 10 || v > max) {
+    snprintf(err, err_len,
+             "parameter '%s' must be an integer in [0, %" PRIu32 "], got \"%.32s\"", key,
+             max, s);
+    return false;
+  }
+  *ms = (uint32_t)v;
+  return true;
+}
+
 bool bk_model_config_check_shape(const bk_model_config_t *cfg,
                                  const bk_tensor_config_t *t, const int64_t *shape,
                                  uint32_t dims_count, char *err, size_t err_len) {

@@ -53,6 +53,15 @@ const bk_tensor_config_t *bk_model_config_output(const bk_model_config_t *cfg,
 /** `parameters { key: KEY value { string_value: ... } }`, or NULL. */
 const char *bk_model_config_param(const bk_model_config_t *cfg, const char *key);
 
+/** Longest `execute_delay_ms` the backends accept (ms). */
+#define BK_MAX_EXECUTE_DELAY_MS 10000
+
+/** Reads string parameter `key` as a whole number of milliseconds in
+ * [0, max] into *ms (0 when absent). False with a message naming the
+ * parameter and the range in err (*ms then untouched). */
+bool bk_model_config_param_ms(const bk_model_config_t *cfg, const char *key, uint32_t max,
+                              uint32_t *ms, char *err, size_t err_len);
+
 /** Checks a request tensor's shape against the config tensor: with
  * max_batch_size > 0 a leading batch dim in [0, max_batch_size] comes first.
  * False with a message naming the tensor and both shapes in err. */

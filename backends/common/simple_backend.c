@@ -6,12 +6,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "backends/common/clock.h"
 #include "backends/common/config_fetch.h"
 #include "backends/common/error.h"
 
 typedef struct {
   const bk_simple_backend_t *backend;
   bk_model_config_t cfg;
+  uint32_t execute_delay_ms; /* backend->execute_delay only */
 } simple_model_t;
 
 typedef struct {
@@ -37,6 +39,16 @@ TRITONSERVER_Error *bk_prefer_cpu_instances(TRITONBACKEND_BackendAttribute *attr
       attributes, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, NULL, 0);
 }
 
+/* The backend's own check, then the parameters the lifecycle reads. */
+static bool config_ok(const bk_simple_backend_t *backend, simple_model_t *state,
+                      char *why, size_t len) {
+  if (!backend->validate(&state->cfg, why, len)) return false;
+  return !backend->execute_delay ||
+         bk_model_config_param_ms(&state->cfg, "execute_delay_ms",
+                                  BK_MAX_EXECUTE_DELAY_MS, &state->execute_delay_ms, why,
+                                  len);
+}
+
 TRITONSERVER_Error *bk_simple_model_initialize(const bk_simple_backend_t *backend,
                                                TRITONBACKEND_Model *model) {
   simple_model_t *state = calloc(1, sizeof *state);
@@ -44,7 +56,7 @@ TRITONSERVER_Error *bk_simple_model_initialize(const bk_simple_backend_t *backen
   state->backend = backend;
   TRITONSERVER_Error *err = bk_model_config_fetch(model, &state->cfg);
   char why[BK_ERROR_MAX - 64];
-  if (err == NULL && !backend->validate(&state->cfg, why, sizeof why)) {
+  if (err == NULL && !config_ok(backend, state, why, sizeof why)) {
     err = bk_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s' (backend '%s'): %s",
                    state->cfg.name, backend->name, why);
   }
@@ -101,6 +113,8 @@ TRITONSERVER_Error *bk_simple_execute(TRITONBACKEND_ModelInstance *instance,
     return bk_error(TRITONSERVER_ERROR_INTERNAL, "instance has no state");
   }
   simple_model_t *model = state->model;
+  /* Triton's identity backend sleeps once per Execute, before the batch. */
+  if (model->execute_delay_ms > 0) bk_sleep_ms(model->execute_delay_ms);
   bk_execute_each(instance, requests, count, model->backend->respond, &model->cfg);
   return NULL;
 }

@@ -20,6 +20,10 @@ typedef struct {
   bool (*validate)(const bk_model_config_t *cfg, char *err, size_t err_len);
   /** Fills one response; ctx is the model's const bk_model_config_t. */
   bk_respond_fn *respond;
+  /** Reads Triton's identity-backend parameter `execute_delay_ms` (0 to
+   *  BK_MAX_EXECUTE_DELAY_MS, else the load fails naming it) and sleeps
+   *  that long at the start of each Execute, before any request is read. */
+  bool execute_delay;
 } bk_simple_backend_t;
 
 /** For TRITONBACKEND_Initialize: UNSUPPORTED unless the server's backend

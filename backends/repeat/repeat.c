@@ -4,7 +4,6 @@
  * Execute waits WAIT ms and releases the request, whether or not its
  * responses are all out. Entry points: server loading threads and each
  * instance's execute thread. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,13 +95,6 @@ static bool start(repeat_sched_t *sched, TRITONBACKEND_Request *request,
   return true;
 }
 
-static void sleep_ms(uint32_t ms) {
-  uint64_t until = bk_now_ns() + (uint64_t)ms * 1000000u;
-  struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-  }
-}
-
 /* Statistics cover the request only (its responses may still be coming),
  * so the whole WAIT counts as compute, as in Triton's repeat backend. */
 static void finish(TRITONBACKEND_ModelInstance *instance,
@@ -186,7 +178,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
   uint32_t wait_ms = 0;
   for (uint32_t i = 0; i < request_count; i++)
     ok[i] = start(sched, requests[i], &wait_ms);
-  sleep_ms(wait_ms);
+  bk_sleep_ms(wait_ms);
   finish(instance, requests, ok, request_count, start_ns);
   if (ok != stack_ok) free(ok);
   return NULL;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "backends/common/datatype.h"
-#include "backends/common/decimal.h"
 
 static const char *const kKindNames[SEQ_CONTROL_KINDS] = {
     "CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_END", "CONTROL_SEQUENCE_READY",
@@ -216,16 +215,8 @@ static bool read_parameters(const bk_model_config_t *cfg, seq_config_t *out, cha
              mode);
     return false;
   }
-  const char *delay = bk_model_config_param(cfg, "execute_delay_ms");
-  int32_t ms = 0;
-  if (delay != NULL && (!bk_decimal_parse_int32(delay, strlen(delay), &ms) || ms < 0 ||
-                        ms > SEQ_MAX_DELAY_MS)) {
-    snprintf(err, len, "parameter 'execute_delay_ms' must be an integer in [0, %d]",
-             SEQ_MAX_DELAY_MS);
-    return false;
-  }
-  out->execute_delay_ms = (uint32_t)ms;
-  return true;
+  return bk_model_config_param_ms(cfg, "execute_delay_ms", SEQ_MAX_DELAY_MS,
+                                  &out->execute_delay_ms, err, len);
 }
 
 /* The accumulator's home follows from the strategy and the state. */

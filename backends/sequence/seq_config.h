@@ -33,7 +33,7 @@ typedef enum {
 } seq_store_t;
 
 /* Longest execute_delay_ms accepted. */
-#define SEQ_MAX_DELAY_MS 10000
+#define SEQ_MAX_DELAY_MS BK_MAX_EXECUTE_DELAY_MS
 /* Accumulators an instance keeps for `oldest` models: twice
  * max_candidate_sequences, within these bounds. */
 #define SEQ_MIN_CORRID_CAPACITY 1024u

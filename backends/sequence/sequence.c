@@ -6,12 +6,12 @@
  * Entry points: server loading threads (initialize/finalize) and each
  * instance's execute thread, which alone touches that instance's copy of
  * the config (read-only after load) and its accumulators. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backends/common/clock.h"
 #include "backends/common/config_fetch.h"
 #include "backends/common/datatype.h"
 #include "backends/common/error.h"
@@ -254,7 +254,7 @@ static bool validate(const bk_model_config_t *cfg, char *err, size_t err_len) {
 
 /* No respond function: Execute is this backend's own, as its instances
  * keep accumulators. */
-static const bk_simple_backend_t kBackend = {"sequence", validate, NULL};
+static const bk_simple_backend_t kBackend = {"sequence", validate, NULL, false};
 
 BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model) {
   return bk_simple_model_initialize(&kBackend, model);
@@ -313,12 +313,6 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceFinalize(
   return NULL;
 }
 
-static void sleep_ms(uint32_t ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-  }
-}
-
 BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
     TRITONBACKEND_ModelInstance *instance, TRITONBACKEND_Request **requests,
     const uint32_t request_count) {
@@ -336,7 +330,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
   }
   /* Triton's sequence test backends sleep here too (parameter
    * execute_delay_ms), to make batches form in tests. */
-  if (seq->execute_delay_ms > 0) sleep_ms(seq->execute_delay_ms);
+  if (seq->execute_delay_ms > 0) bk_sleep_ms(seq->execute_delay_ms);
   inst->next_slot = 0;
   bk_execute_each(instance, requests, request_count, respond, inst);
   return NULL;

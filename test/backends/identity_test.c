@@ -1,8 +1,10 @@
 /* The identity backend (`simple_identity`) in a real server: BYTES and
  * numeric pass-through, split buffers, requested subsets, empty tensors,
- * shapes outside the config, config pairing. */
+ * shapes outside the config, config pairing, execute_delay_ms. */
+#include <stdio.h>
 #include <string.h>
 
+#include "backends/common/clock.h"
 #include "test/backends/call.h"
 #include "test/unit/unit.h"
 
@@ -119,6 +121,86 @@ static void unpaired_config_is_rejected(void) {
   bt_stop(&s);
 }
 
+/* INT32 [-1] with batching, the shape the ensemble tests use; `delay`
+ * (NULL: none) is the execute_delay_ms parameter. */
+static const char *int32_config(char *buf, size_t len, const char *delay) {
+  char params[128] = "";
+  if (delay != NULL)
+    snprintf(params, sizeof params,
+             ",\"parameters\":{\"execute_delay_ms\":{\"string_value\":\"%s\"}}", delay);
+  snprintf(
+      buf, len,
+      "{\"name\":\"id32\",\"backend\":\"identity\",\"max_batch_size\":8,"
+      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}],"
+      "\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}]"
+      "%s}",
+      params);
+  return buf;
+}
+
+/* Sends [[v, v+1, v+2], [v+3, v+4, v+5]] and checks it comes back; *took
+ * gets the ns from send to done. */
+static void int32_round_trip(bt_server_t *s, int32_t v, uint64_t *took) {
+  int32_t in[6];
+  for (int i = 0; i < 6; i++) in[i] = v + i;
+  int64_t shape[2] = {2, 3};
+  bt_call_t *call = bt_call_new(s, "id32");
+  bt_call_input(call, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, in, sizeof in, 2);
+  uint64_t start = bk_now_ns();
+  REQUIRE(answered(call));
+  *took = bk_now_ns() - start;
+  bt_sent_t sent = bt_call_sent(call, 0);
+  const bt_tensor_t *out = bt_sent_output(&sent, "OUTPUT0");
+  REQUIRE(sent.error == NULL && out != NULL);
+  CHECK(out->datatype == TRITONSERVER_TYPE_INT32 && out->dims == 2);
+  CHECK(out->shape[0] == 2 && out->shape[1] == 3);
+  CHECK(out->size == sizeof in && memcmp(out->data, in, sizeof in) == 0);
+  bt_call_free(call);
+}
+
+static void int32_body(bt_server_t *s) {
+  uint64_t took;
+  int32_round_trip(s, -7, &took);
+  CHECK(bt_stats_reach(s, "id32",
+                       (bt_stats_t){.success = 1, .executions = 1, .inferences = 2}));
+}
+
+static void int32_pass_through(void) {
+  char cfg[512];
+  CHECK(bt_with_model(BT_BACKENDS, NULL, "id32", int32_config(cfg, sizeof cfg, NULL),
+                      int32_body));
+}
+
+/* Each Execute sleeps execute_delay_ms before answering. */
+static void delay_body(bt_server_t *s) {
+  for (int32_t i = 0; i < 2; i++) {
+    uint64_t took = 0;
+    int32_round_trip(s, i, &took);
+    CHECK(took >= 150 * 1000000ull);
+  }
+}
+
+static void execute_delay_ms_sleeps(void) {
+  char cfg[512];
+  CHECK(bt_with_model(BT_BACKENDS, NULL, "id32", int32_config(cfg, sizeof cfg, "150"),
+                      delay_body));
+}
+
+static void bad_execute_delay_is_rejected(void) {
+  static const char *const bad[] = {"-1", "10001", "1e3",        "soon",
+                                    "",   " 5",    "99999999999"};
+  bt_server_t s;
+  REQUIRE(bt_start(&s, BT_BACKENDS, NULL));
+  char cfg[512];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(bt_load_fails_with(&s, "id32", int32_config(cfg, sizeof cfg, bad[i]),
+                             "parameter 'execute_delay_ms' must be an integer in "
+                             "[0, 10000]"));
+  CHECK(bt_load_ok(&s, "id32", int32_config(cfg, sizeof cfg, "10000")));
+  bt_stop(&s);
+}
+
 UNIT_MAIN("identity", UNIT_CASE(bytes_round_trip), UNIT_CASE(subset_of_pairs),
           UNIT_CASE(no_outputs_requested), UNIT_CASE(shape_outside_config),
-          UNIT_CASE(unpaired_config_is_rejected))
+          UNIT_CASE(unpaired_config_is_rejected), UNIT_CASE(int32_pass_through),
+          UNIT_CASE(execute_delay_ms_sleeps), UNIT_CASE(bad_execute_delay_is_rejected))
