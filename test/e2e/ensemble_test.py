@@ -102,10 +102,10 @@ def chain2(name, model, dims="16"):
                       {"OUTPUT0": "OUT0", "OUTPUT1": "OUT1"})])
 
 
-def one_step(name, model, dims="-1"):
+def one_step(name, model, max_batch=8):
     """IN -> model (INPUT0 -> OUTPUT0) -> OUT."""
-    return ensemble(name, [("IN", "INT32", dims)], [("OUT", "INT32", dims)],
-                    [(model, {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})])
+    return ensemble(name, [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
+                    [(model, {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})], max_batch)
 
 
 def sequence_model(name, src):
@@ -126,6 +126,7 @@ def repeat_ensemble():
 Q_FULL = 'dynamic_batching { default_queue_policy { max_queue_size: 1 } }'
 Q_TIMEOUT = ('dynamic_batching { default_queue_policy { timeout_action: REJECT '
              'default_timeout_microseconds: 100000 allow_timeout_override: true } }')
+BATCHER = 'dynamic_batching { preferred_batch_size: [ 8 ] max_queue_delay_microseconds: 300000 }'
 PRIORITY = 'dynamic_batching { priority_levels: 2 default_priority_level: 2 }'
 
 
@@ -168,11 +169,13 @@ def models():
                              [("failer", {"INPUT0": "IN"}, {"OUTPUT0": "X"}),
                               ("slow_e", {"INPUT0": "IN"}, {"OUTPUT0": "Y"})]),
         "qfull": recorder("qfull", delay_ms=300, max_batch=1, extra=Q_FULL),
-        "ens_qfull": one_step("ens_qfull", "qfull"),
+        "ens_qfull": one_step("ens_qfull", "qfull", max_batch=1),
         "qtime": recorder("qtime", delay_ms=300, max_batch=1, extra=Q_TIMEOUT),
-        "ens_qtime": one_step("ens_qtime", "qtime"),
+        "ens_qtime": one_step("ens_qtime", "qtime", max_batch=1),
+        "batcher": recorder("batcher", delay_ms=50, extra=BATCHER),
+        "ens_batcher": one_step("ens_batcher", "batcher"),
         "prio": recorder("prio", delay_ms=100, max_batch=1, extra=PRIORITY),
-        "ens_prio": one_step("ens_prio", "prio"),
+        "ens_prio": one_step("ens_prio", "prio", max_batch=1),
         # Cancellation.
         "cslow": recorder("cslow"),
         "ens_cslow": one_step("ens_cslow", "cslow"),
@@ -234,21 +237,28 @@ def wait_until(pred, timeout):
 
 
 class EnsembleCase(unittest.TestCase):
-    """A server on REPO's models (all loaded), both backend folders."""
-
-    ARGS = ()
+    """A server (explicit model control) on MODELS, both backend folders;
+    every model is loaded, composing models first, so that these tests
+    need not rely on the repository's load order."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
-        cls.server = Server(*cls.ARGS, repo=write_repo(cls.MODELS),
-                            backends=harness.combined_backends(),
-                            env={"NEREID_RECORD_DIR": cls.dir})
-        cls.stub = cls.server.inference()
+        cls.start()
 
     @classmethod
     def tearDownClass(cls):
         stop_clean(cls.server)
+
+    @classmethod
+    def start(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.server = Server("--model-control-mode=explicit", repo=write_repo(cls.MODELS),
+                            backends=harness.combined_backends(),
+                            env={"NEREID_RECORD_DIR": cls.dir})
+        cls.stub = cls.server.inference()
+        for name in sorted(cls.MODELS, key=lambda m: "ensemble" in cls.MODELS[m]):
+            cls.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
+                                         timeout=RPC_TIMEOUT)
 
     def records(self, model, event):
         try:
@@ -452,9 +462,33 @@ class Ensembles(EnsembleCase):
         self.assertTrue(final(got[0]))
         self.assertEqual(len(got[0].infer_response.outputs), 0)
 
+    def test_decoupled_ensemble_aggregated_on_unary(self):
+        """Nereid's nereid_aggregate_responses: one reply for every response."""
+        values = list(range(40, 100, 3))
+        req = self.repeat_req(values, 0, "agg", False)
+        req.parameters["nereid_aggregate_responses"].bool_param = True
+        r = self.stub.ModelInfer(req, timeout=RPC_TIMEOUT)
+        self.assertEqual(outputs(r)["OUT"].reshape(-1).tolist(), values)
+
     def test_decoupled_ensemble_refused_on_unary(self):
         self.expect_error(self.repeat_req([1, 2], 0, "u", False), E.UNIMPLEMENTED,
                           "decoupled", "ens_repeat")
+
+    def test_steps_batched_with_direct_traffic(self):
+        """The composing model's dynamic batcher takes the step requests:
+        4 ensemble runs and 4 direct requests sent together go as one batch
+        of 8 (the batcher waits up to 300 ms to fill it)."""
+        started = len(self.records("batcher", "execute_start"))
+        futures = [self.stub.ModelInfer.future(in_request("ens_batcher", [k]),
+                                               timeout=RPC_TIMEOUT) for k in range(4)]
+        futures += [self.stub.ModelInfer.future(harness.int32_request("batcher", [k], rid="d%d" % k),
+                                                timeout=RPC_TIMEOUT) for k in range(4)]
+        for k, f in enumerate(futures):
+            out = outputs(f.result())
+            np.testing.assert_array_equal(out["OUT" if k < 4 else "OUTPUT0"], [[k % 4]])
+        batches = self.records("batcher", "execute_start")[started:]
+        self.assertEqual([line.split("requests=")[1].split()[0] for line in batches], ["8"],
+                         batches)
 
     # ---- errors ----
 
@@ -464,6 +498,7 @@ class Ensembles(EnsembleCase):
         msg = self.expect_error(pair_request("ens_shape", a, a), E.INVALID_ARGUMENT,
                                 "unexpected shape", "'add'", "INPUT")
         self.assertIn("[-1,16]", msg)
+        self.assertTrue(wait_until(lambda: self.counts("ens_shape")[1] > before[1], 5))
         self.assertEqual(self.counts("ens_shape"), (before[0], before[1] + 1))
         self.assert_healthy()
 
@@ -627,6 +662,9 @@ class Ensembles(EnsembleCase):
             self.stub.ModelInfer(infer_request("stat_add", [("INPUT0", "INT32", a),
                                                             ("INPUT1", "INT32", a)]),
                                  timeout=RPC_TIMEOUT)
+        # A backend counts a request once it has answered it: wait for all.
+        self.assertTrue(wait_until(lambda: self.counts("stat_add")[0] -
+                                   step0.inference_stats.success.count >= 2 * n + 3, 5))
         ens, step = self.stats("ens_stat"), self.stats("stat_add")
         d = lambda x, y: (x.count - y.count, x.ns - y.ns)  # noqa: E731
         es = d(ens.inference_stats.success, ens0.inference_stats.success)
@@ -637,6 +675,11 @@ class Ensembles(EnsembleCase):
         ss = d(step.inference_stats.success, step0.inference_stats.success)
         self.assertEqual(ss[0], 2 * n + 3)
         self.assertGreater(ss[1], 0)
+        # The composing model's queue time is the steps' time in its queue
+        # (well under a second each here), not since some other origin.
+        q = d(step.inference_stats.queue, step0.inference_stats.queue)
+        self.assertEqual(q[0], 2 * n + 3)
+        self.assertLess(q[1] / q[0], 0.5e9, "queue ns per request")
         # Each run's time covers its two steps' times.
         self.assertGreater(es[1] / n, ss[1] / (2 * n + 3))
         self.assertGreater(ens.last_inference, 0)
@@ -649,24 +692,21 @@ class Ensembles(EnsembleCase):
 
     def check_step_times(self, ens, ens0, n):
         """Nereid's extension: per-step time in the ensemble's entry."""
-        fields = [f.name for f in pb.ModelStatistics.DESCRIPTOR.fields if "ensemble" in f.name]
-        if not fields:
-            self.skipTest("no ensemble field in ModelStatistics yet")
-        ext, ext0 = getattr(ens, fields[0]), getattr(ens0, fields[0])
-        self.assertTrue(ens.HasField(fields[0]), ens)
-        steps = [f for f in ext.DESCRIPTOR.fields if f.label == f.LABEL_REPEATED]
-        self.assertTrue(steps, ext)
-        now, then = getattr(ext, steps[0].name), getattr(ext0, steps[0].name)
-        self.assertEqual(len(now), 2, ext)
-        for k, s in enumerate(now):
-            durations = [f.name for f in s.DESCRIPTOR.fields
-                         if f.message_type is not None
-                         and f.message_type.name == "StatisticDuration"]
-            self.assertTrue(durations, s)
-            cur = getattr(s, durations[0])
-            old = getattr(then[k], durations[0]) if len(then) > k else None
-            self.assertEqual(cur.count - (old.count if old else 0), n, ext)
-            self.assertGreater(cur.ns - (old.ns if old else 0), 0, ext)
+        if "ensemble_step_stats" not in pb.ModelStatistics.DESCRIPTOR.fields_by_name:
+            self.skipTest("no ensemble_step_stats in ModelStatistics")
+        now, then = ens.ensemble_step_stats, ens0.ensemble_step_stats
+        self.assertEqual([(s.step, s.model_name, s.model_version) for s in now],
+                         [(0, "stat_add", "1"), (1, "stat_add", "1")], ens)
+        old = {s.step: s.time for s in then}
+        for s in now:
+            self.assertEqual(s.time.count - old[s.step].count if s.step in old else s.time.count,
+                             n, now)
+            self.assertGreater(s.time.ns, old[s.step].ns if s.step in old else 0)
+        # The steps' time is inside the runs' time.
+        steps_ns = sum(s.time.ns for s in now) - sum(s.time.ns for s in then)
+        self.assertLess(steps_ns, ens.inference_stats.success.ns - ens0.inference_stats.success.ns)
+        # Other models have no step entries.
+        self.assertEqual(len(self.stats("stat_add").ensemble_step_stats), 0)
 
     # ---- sequences ----
 
@@ -722,14 +762,28 @@ class Ensembles(EnsembleCase):
 
 
 class Unload(EnsembleCase):
-    """Explicit model control: unloads while ensemble runs are in flight."""
+    """Explicit model control: unloads while ensemble runs are in flight.
+    A server per test: a stuck unload must not fail the next test."""
 
-    ARGS = ("--model-control-mode=explicit", "--load-model=ens_u", "--load-model=ens_add2")
     MODELS = {"u_slow": recorder("u_slow", delay_ms=300), "u_ident": identity("u_ident"),
               "ens_u": ensemble("ens_u", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
                                 [("u_slow", {"INPUT0": "IN"}, {"OUTPUT0": "X"}),
                                  ("u_ident", {"INPUT0": "X"}, {"OUTPUT0": "OUT"})]),
               "add": addsub("add"), "ens_add2": chain2("ens_add2", "add")}
+
+    @classmethod
+    def setUpClass(cls):
+        pass
+
+    @classmethod
+    def tearDownClass(cls):
+        pass
+
+    def setUp(self):
+        type(self).start()
+
+    def tearDown(self):
+        stop_clean(self.server)
 
     def ready(self, name):
         return self.stub.ModelReady(pb.ModelReadyRequest(name=name), timeout=RPC_TIMEOUT).ready
@@ -744,10 +798,6 @@ class Unload(EnsembleCase):
             req.parameters["unload_dependents"].bool_param = True
         # An unload waits for the runs in flight (seconds), not for more.
         self.stub.RepositoryModelUnload(req, timeout=20 * SLOW)
-
-    def run_ok(self):
-        r = self.stub.ModelInfer(in_request("ens_u", [8, 9]), timeout=RPC_TIMEOUT)
-        np.testing.assert_array_equal(outputs(r)["OUT"], [[8, 9]])
 
     def in_flight_then(self, action):
         """8 runs of ens_u in flight, then action(); every run ends with its
@@ -776,46 +826,55 @@ class Unload(EnsembleCase):
         return results, took
 
     def test_load_brings_composing_models(self):
-        self.assertTrue(self.ready("ens_u"))
-        self.assertTrue(self.ready("u_slow"))
-        self.assertTrue(self.ready("u_ident"))
+        """Triton's explicit mode: loading an ensemble loads its composing
+        models first."""
+        for m in ("ens_u", "u_slow", "u_ident"):
+            self.unload(m)
+            self.assertFalse(self.ready(m), m)
+        self.load("ens_u")
+        for m in ("ens_u", "u_slow", "u_ident"):
+            self.assertTrue(self.ready(m), m)
+        self.run_ok()
+
+    def run_ok(self):
+        r = self.stub.ModelInfer(in_request("ens_u", [8, 9]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT"], [[8, 9]])
+
+    def reload_all(self):
+        for m in ("u_slow", "u_ident", "ens_u"):
+            self.load(m)
         self.run_ok()
 
     def test_unload_composing_model_during_runs(self):
-        self.load("ens_u")
         results, _ = self.in_flight_then(lambda: self.unload("u_slow"))
         self.assertIn("ok", results)  # the run that was executing finished
         self.assertFalse(self.ready("u_slow"))
-        # The ensemble's next run: a clean error, or an answer if it kept
-        # the model (ensemble.md: it holds the versions it loaded with).
-        try:
-            self.run_ok()
-        except grpc.RpcError as e:
-            self.assertEqual(e.code(), E.UNAVAILABLE, e.details())
-            self.assertIn("u_slow", e.details())
-        # Loading both back serves again.
-        self.load("u_slow")
-        self.load("ens_u")
-        self.run_ok()
+        # The ensemble goes with it (Triton unloads an ensemble whose
+        # composing model is unloaded), or at least fails cleanly.
+        if self.ready("ens_u"):
+            self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "u_slow")
+        else:
+            self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "ens_u")
+        self.reload_all()
 
     def test_unload_ensemble_during_runs(self):
-        self.load("ens_u")
         results, _ = self.in_flight_then(lambda: self.unload("ens_u"))
         self.assertIn("ok", results)
         self.assertFalse(self.ready("ens_u"))
         self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "ens_u")
         self.assertTrue(self.ready("u_slow"))
-        self.load("ens_u")
-        self.run_ok()
+        self.reload_all()
 
     def test_unload_dependents(self):
-        self.load("ens_u")
-        results, _ = self.in_flight_then(lambda: self.unload("ens_u", dependents=True))
+        """repository.md: unload_dependents also unloads the ensembles whose
+        steps use the model."""
+        self.reload_all()
+        results, _ = self.in_flight_then(lambda: self.unload("u_ident", dependents=True))
         self.assertIn("ok", results)
-        for m in ("ens_u", "u_slow", "u_ident"):
-            self.assertFalse(self.ready(m), m)
-        self.load("ens_u")
-        self.run_ok()
+        self.assertFalse(self.ready("u_ident"))
+        self.assertFalse(self.ready("ens_u"))
+        self.assertTrue(self.ready("u_slow"))
+        self.reload_all()
 
 
 if __name__ == "__main__":
