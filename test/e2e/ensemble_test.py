@@ -456,6 +456,44 @@ class Ensembles(EnsembleCase):
     def test_decoupled_step_flood_in_order(self):
         self.check_repeat_stream(2000, 0)
 
+    def test_decoupled_stream_cancel_reaches_step(self):
+        """A client cancel while the decoupled step streams (100 responses
+        100 ms apart) ends the repeat request early, and the server goes
+        on serving."""
+        before = self.counts("rep")
+        q = queue.Queue()
+        responses = self.stub.ModelStreamInfer(iter(q.get, None), timeout=RPC_TIMEOUT)
+        q.put(self.repeat_req(list(range(100)), 100, "long", False))
+        for k in range(3):
+            r = next(responses)
+            self.assertEqual(r.error_message, "")
+            self.assertEqual(int(outputs(r.infer_response)["OUT"].reshape(-1)[0]), k)
+        cancelled_at = time.monotonic()
+        responses.cancel()
+        q.put(None)
+        self.assertTrue(wait_until(lambda: sum(self.counts("rep")) > sum(before), 5),
+                        "the repeat step did not end after the cancel")
+        self.assertLess(time.monotonic() - cancelled_at, 5)
+        self.assert_healthy()
+
+    def test_many_runs_on_one_stream(self):
+        """A non-decoupled ensemble over ModelStreamInfer: one response per
+        request, each checked."""
+        rng = np.random.default_rng(5)
+        reqs, want = [], {}
+        for i in range(500):
+            a = rng.integers(-1000, 1000, size=(1, 16), dtype=np.int32)
+            b = rng.integers(-1000, 1000, size=(1, 16), dtype=np.int32)
+            reqs.append(pair_request("ens_add2", a, b, rid="s%d" % i))
+            want["s%d" % i] = (2 * a, 2 * b)
+        for resp in self.stream(reqs):
+            self.assertEqual(resp.error_message, "")
+            out = outputs(resp.infer_response)
+            a2, b2 = want.pop(resp.infer_response.id)
+            np.testing.assert_array_equal(out["OUT0"], a2)
+            np.testing.assert_array_equal(out["OUT1"], b2)
+        self.assertEqual(want, {})
+
     def test_decoupled_zero_responses(self):
         got = self.stream([self.repeat_req([], 0, "none", True)])
         self.assertEqual(len(got), 1)
