@@ -244,7 +244,9 @@ srv_stats_t *srv_model_stats(srv_model_t *m) { return &m->stats; }
 
 const char *srv_model_name(const srv_model_t *m) { return m->name; }
 
-bool srv_model_has_sequences(const srv_model_t *m) { return m->seq != NULL; }
+bool srv_model_has_sequences(const srv_model_t *m) {
+  return m->seq != NULL || (m->ens != NULL && m->ens->has_sequences);
+}
 
 uint64_t srv_model_serial(const srv_model_t *m) { return m->serial; }
 

@@ -222,8 +222,7 @@ uint32_t srv_batcher_take_from(srv_model_t *m, srv_queue_t *q, srv_instance_t *i
   }
   uint32_t largest = b->preferred_count ? b->preferred[b->preferred_count - 1] : 0;
   bool ready = closed || nothing_more || (largest != 0 && size >= largest) ||
-               b->max_delay_ns == 0 ||
-               now_ns - oldest >= b->max_delay_ns;
+               b->max_delay_ns == 0 || now_ns - oldest >= b->max_delay_ns;
   if (!ready) {
     *wait_until_ns = wait_end(oldest, b->max_delay_ns);
     return 0;

@@ -22,6 +22,7 @@ typedef struct srv_ensemble {
   bool *decoupled;
   const srv_tensor_spec_t ***input_specs;
   const char ***output_names;
+  bool has_sequences; /* a step's model has sequences (srv_model_has_sequences) */
   /* Scopes (ensemble.md, "Decoupled steps"): 0 is the request's own; the
    * responses of decoupled step s each open a frame of scope s + 1. */
   uint32_t scope_count;
@@ -56,6 +57,11 @@ void srv_ensemble_models_release(srv_model_t *m);
 /** Drops the composing models' references and frees the scheduler (NULL
  *  m->ens: nothing). Once the actor stopped, or the load failed. */
 void srv_ensemble_free(srv_model_t *m);
+
+/** Ends sequence `id` (or `id_string`) in every step model that has
+ *  sequences (srv_model_sequence_end, for a stream that closed). Any
+ *  thread holding a reference on m. */
+void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string);
 
 /** The ensemble model's actor (SRV_MODEL_* kinds, and the SRV_MSG_INFER_*
  *  answers to its step requests). */

@@ -48,6 +48,7 @@ static void bindings_resolve(srv_ensemble_t *e, upb_Arena *a) {
     srv_model_desc_t d;
     srv_model_describe(e->models[s], &d);
     e->decoupled[s] = d.decoupled;
+    e->has_sequences = e->has_sequences || srv_model_has_sequences(e->models[s]);
     e->input_specs[s] = arena_array(a, st->input_count, sizeof *e->input_specs[s]);
     for (uint32_t k = 0; k < st->input_count; k++)
       e->input_specs[s][k] =
@@ -194,6 +195,18 @@ srv_status_t *srv_ensemble_setup(srv_model_t *m, const char *source) {
   if ((err = scopes_compute(m, e, m->arena, source)) != NULL) return err;
   frame_layout(e, m->arena);
   return NULL;
+}
+
+void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+  const srv_ensemble_t *e = m->ens;
+  /* A model that is several steps hears of the end once. */
+  for (uint32_t s = 0; s < e->graph.step_count; s++) {
+    srv_model_t *step = e->models[s];
+    bool seen = false;
+    for (uint32_t k = 0; k < s && !seen; k++) seen = e->models[k] == step;
+    if (!seen && srv_model_has_sequences(step))
+      srv_model_sequence_end(step, id, id_string);
+  }
 }
 
 void srv_ensemble_stats_init(srv_model_t *m) {

@@ -15,6 +15,7 @@
 #include "server/model/config_limits.h"
 #include "server/model/model.h"
 #include "server/model/response.h"
+#include "server/sched/ensemble.h"
 #include "server/sched/reorder.h"
 #include "server/sched/scheduler.h"
 #include "server/sched/sequence.h"
@@ -179,7 +180,8 @@ static TRITONBACKEND_Request *null_make(srv_model_t *m, srv_seq_instance_t *si,
     n->input_cap = like->input_count;
     n->inputs = calloc(n->input_cap, sizeof *n->inputs);
     n->buffers = calloc(n->input_cap, sizeof *n->buffers);
-    n->shapes = calloc((size_t)n->input_cap * (SRV_CONFIG_DIMS_MAX + 1), sizeof *n->shapes);
+    n->shapes =
+        calloc((size_t)n->input_cap * (SRV_CONFIG_DIMS_MAX + 1), sizeof *n->shapes);
     if (n->inputs == NULL || n->buffers == NULL || n->shapes == NULL)
       SRV_FATAL("out of memory");
   }
@@ -187,7 +189,8 @@ static TRITONBACKEND_Request *null_make(srv_model_t *m, srv_seq_instance_t *si,
   for (uint32_t i = 0; i < like->input_count; i++)
     if (like->inputs[i].byte_size > largest) largest = like->inputs[i].byte_size;
   for (uint32_t i = 0; i < like->extra_count; i++)
-    if (like->extra_inputs[i].byte_size > largest) largest = like->extra_inputs[i].byte_size;
+    if (like->extra_inputs[i].byte_size > largest)
+      largest = like->extra_inputs[i].byte_size;
   if (largest > n->zeros_cap || n->zeros == NULL) {
     free(n->zeros);
     n->zeros = calloc(1, largest ? largest : 1);
@@ -454,14 +457,15 @@ static bool request_check(srv_model_t *m, TRITONBACKEND_Request *r) {
                      m->name);
     return false;
   }
-  if (corrid != NULL &&
-      (corrid->datatype == TRITONSERVER_TYPE_BYTES) != (r->correlation_id_string != NULL)) {
+  if (corrid != NULL && (corrid->datatype == TRITONSERVER_TYPE_BYTES) !=
+                            (r->correlation_id_string != NULL)) {
     char id[ID_PRINT_MAX];
     id_print(r, id, sizeof id);
     srv_request_fail(r, TRITONSERVER_ERROR_INVALID_ARG,
                      "sequence %s to model '%s': the correlation ID is %s, but the "
                      "model's CONTROL_SEQUENCE_CORRID input '%s' is %s",
-                     id, m->name, r->correlation_id_string != NULL ? "a string" : "an integer",
+                     id, m->name,
+                     r->correlation_id_string != NULL ? "a string" : "an integer",
                      corrid->name, TRITONSERVER_DataTypeString(corrid->datatype));
     return false;
   }
@@ -500,9 +504,10 @@ static void route(srv_model_t *m, TRITONBACKEND_Request *r) {
   if (seq != NULL && start) {
     char id[ID_PRINT_MAX];
     id_print(r, id, sizeof id);
-    SRV_WARN("sequence %s for model '%s' started again before it ended: the previous "
-             "sequence ends here and the new one takes its place",
-             id, m->name);
+    SRV_WARN(
+        "sequence %s for model '%s' started again before it ended: the previous "
+        "sequence ends here and the new one takes its place",
+        id, m->name);
   }
   if (end) count(&s->stats.ended);
   if (seq == NULL) {
@@ -608,8 +613,8 @@ static void reap(srv_model_t *m, uint64_t now) {
     srv_seq_t *seq = slot->seq;
     char id[ID_PRINT_MAX];
     srv_seq_id_print(seq, id, sizeof id);
-    SRV_VERBOSE(1, "model '%s': sequence %s idle for more than %llu us: ended", m->name, id,
-                (unsigned long long)(s->config.idle_ns / 1000));
+    SRV_VERBOSE(1, "model '%s': sequence %s idle for more than %llu us: ended", m->name,
+                id, (unsigned long long)(s->config.idle_ns / 1000));
     reaped_note(s, seq);
     count(&s->stats.idle_ended);
     lru_remove(s, slot);
@@ -627,7 +632,8 @@ static void reap(srv_model_t *m, uint64_t now) {
 static void backlog_cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
   srv_seq_sched_t *s = sched_of(m);
   srv_seq_t *prev_seq = NULL;
-  for (srv_seq_t *seq = s->backlog_head; seq != NULL; prev_seq = seq, seq = seq->backlog_next) {
+  for (srv_seq_t *seq = s->backlog_head; seq != NULL;
+       prev_seq = seq, seq = seq->backlog_next) {
     bool here = false;
     for (TRITONBACKEND_Request *x = seq->backlog_head; x != NULL && !here; x = x->next)
       here = x == r;
@@ -649,9 +655,9 @@ static void backlog_cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
                          "request '%s' for model '%s' was cancelled before it ran", x->id,
                          m->name);
       else
-        srv_request_fail(x, TRITONSERVER_ERROR_CANCELLED,
-                         "model '%s': the sequence was cancelled: one of its requests was",
-                         m->name);
+        srv_request_fail(
+            x, TRITONSERVER_ERROR_CANCELLED,
+            "model '%s': the sequence was cancelled: one of its requests was", m->name);
     }
     srv_seq_map_remove(s->map, seq);
     srv_seq_free_one(seq);
@@ -702,6 +708,10 @@ typedef struct {
 } seq_end_msg_t;
 
 void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+  if (m->ens != NULL) { /* its steps' sequence models hold the sequence */
+    srv_ensemble_sequence_end(m, id, id_string);
+    return;
+  }
   size_t len = id_string != NULL ? strlen(id_string) : 0;
   seq_end_msg_t *e = act_msg_alloc(sizeof *e + len + 1);
   e->msg.kind = SRV_MODEL_SEQ_END;
@@ -716,9 +726,9 @@ void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) 
  * what it holds ran; a backlog sequence keeps its requests, ends after them. */
 static void sequence_end(srv_model_t *m, seq_end_msg_t *e) {
   srv_seq_sched_t *s = sched_of(m);
-  TRITONBACKEND_Request key_request = {.correlation_id = e->id,
-                                       .correlation_id_string =
-                                           e->is_string ? e->id_string : NULL};
+  TRITONBACKEND_Request key_request = {
+      .correlation_id = e->id,
+      .correlation_id_string = e->is_string ? e->id_string : NULL};
   srv_seq_t key;
   srv_seq_key_of(s->map, &key_request, &key);
   srv_seq_t *seq = m->stopping ? NULL : srv_seq_map_get(s->map, &key);
@@ -823,7 +833,8 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
       offered(m, (TRITONBACKEND_Request *)msg);
       break;
     case SRV_SEQ_VACANT_AFTER_STEP:
-      step_answered(m, (srv_seq_slot_t *)((char *)msg - offsetof(srv_seq_slot_t, vacant_msg)));
+      step_answered(
+          m, (srv_seq_slot_t *)((char *)msg - offsetof(srv_seq_slot_t, vacant_msg)));
       break;
     case SRV_SEQ_FREED_AFTER_STEP:
     case SRV_SEQ_FREED: {

@@ -71,9 +71,9 @@ struct TRITONBACKEND_State {
 typedef struct {
   struct TRITONBACKEND_Input *inputs;
   srv_buffer_t *buffers;
-  int64_t *shapes;    /* 2 per control input (batch dim and [1]) */
-  uint8_t *values;    /* control values: 8 bytes each */
-  uint8_t *corrid;    /* CORRID data: up to 4 + string id bytes */
+  int64_t *shapes; /* 2 per control input (batch dim and [1]) */
+  uint8_t *values; /* control values: 8 bytes each */
+  uint8_t *corrid; /* CORRID data: up to 4 + string id bytes */
   uint32_t corrid_cap;
 } srv_seq_extra_t;
 
@@ -83,19 +83,19 @@ typedef struct srv_seq_slot {
   struct TRITONBACKEND_ModelInstance *inst;
   uint32_t inst_index, index; /* which instance; batch position on it */
   /* The model actor's. */
-  srv_seq_t *seq;       /* the sequence bound to it; NULL when free or ending */
-  bool busy;            /* bound or ending: not in the free heap */
-  uint32_t heap_pos;    /* index + 1 in the free heap; 0: not in it */
-  uint64_t last_ns;     /* its sequence's last request */
+  srv_seq_t *seq;    /* the sequence bound to it; NULL when free or ending */
+  bool busy;         /* bound or ending: not in the free heap */
+  uint32_t heap_pos; /* index + 1 in the free heap; 0: not in it */
+  uint64_t last_ns;  /* its sequence's last request */
   struct srv_seq_slot *lru_prev, *lru_next; /* bound slots by last_ns */
-  TRITONBACKEND_Request *offered; /* direct: lent, waiting for a batch */
+  TRITONBACKEND_Request *offered;           /* direct: lent, waiting for a batch */
   act_msg_t drain_msg, stop_msg;
   /* The slot actor's. */
   TRITONBACKEND_Request *head, *tail; /* its sequence's requests, in order */
   TRITONBACKEND_Request *lent;        /* the one out now */
-  bool active;   /* it holds a sequence: a request came since it was last free */
-  bool ending;   /* END seen or told: free once nothing is left */
-  bool draining; /* the model stops: fail what waits, answer DRAINED */
+  bool active;    /* it holds a sequence: a request came since it was last free */
+  bool ending;    /* END seen or told: free once nothing is left */
+  bool draining;  /* the model stops: fail what waits, answer DRAINED */
   bool cancelled; /* ended by a cancel: its late requests are refused */
   srv_seq_state_buf_t *states; /* one per configured state; NULL until used */
   struct TRITONBACKEND_State *updates;
@@ -131,18 +131,18 @@ typedef struct srv_seq_sched {
   srv_seq_slot_t *slots; /* slots_per_instance per instance, instance-major */
   srv_seq_instance_t *instances;
   /* The model actor's. */
-  srv_seq_map_t *map;                 /* correlation ID -> sequence */
-  srv_seq_slot_t **free_heap;         /* free slots, lowest position first */
+  srv_seq_map_t *map;         /* correlation ID -> sequence */
+  srv_seq_slot_t **free_heap; /* free slots, lowest position first */
   uint32_t free_count;
   srv_seq_t *backlog_head, *backlog_tail; /* sequences waiting for a slot */
   uint32_t backlog_count;
   srv_seq_slot_t *lru_head, *lru_tail;
-  uint32_t active;       /* sequences bound to a slot */
+  uint32_t active;               /* sequences bound to a slot */
   struct srv_seq_reaped *reaped; /* the latest reaped IDs, for errors */
   uint32_t reaped_next;
   void *zeros; /* padding data: zeros */
   uint64_t zeros_size;
-  uint32_t drained, gone; /* slots that answered the stop's two steps */
+  uint32_t drained, gone;     /* slots that answered the stop's two steps */
   srv_sequence_stats_t stats; /* read by ModelStatistics (m->stats.sequences) */
   bool drain_sent, stop_sent;
 } srv_seq_sched_t;

@@ -14,12 +14,12 @@ struct srv_seq_slot;
 
 /** A sequence the model actor knows: bound to a slot, or in the backlog. */
 typedef struct srv_seq {
-  uint64_t id;       /* the integer ID; 0 for a string one */
-  char *id_string;   /* the string ID (owned), or NULL */
-  uint32_t id_len;   /* bytes of id_string */
+  uint64_t id;     /* the integer ID; 0 for a string one */
+  char *id_string; /* the string ID (owned), or NULL */
+  uint32_t id_len; /* bytes of id_string */
   unsigned long hash;
-  bool mapped;                /* in the map (no END routed yet) */
-  struct srv_seq_slot *slot;  /* bound slot, or NULL while in the backlog */
+  bool mapped;               /* in the map (no END routed yet) */
+  struct srv_seq_slot *slot; /* bound slot, or NULL while in the backlog */
   TRITONBACKEND_Request *backlog_head, *backlog_tail; /* before it has a slot */
   struct srv_seq *backlog_next;
 } srv_seq_t;

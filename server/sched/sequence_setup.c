@@ -52,7 +52,8 @@ srv_status_t *srv_seq_start(srv_model_t *m) {
   s->instances = calloc(m->instance_count ? m->instance_count : 1, sizeof *s->instances);
   s->free_heap = calloc(s->slot_count ? s->slot_count : 1, sizeof *s->free_heap);
   s->reaped = calloc(SRV_SEQ_REAPED_KEPT, sizeof *s->reaped);
-  if (s->slots == NULL || s->instances == NULL || s->free_heap == NULL || s->reaped == NULL)
+  if (s->slots == NULL || s->instances == NULL || s->free_heap == NULL ||
+      s->reaped == NULL)
     SRV_FATAL("out of memory");
   memset(s->slots, 0, sizeof *s->slots * s->slot_count);
   s->map = srv_seq_map_new();

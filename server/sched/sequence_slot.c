@@ -65,7 +65,8 @@ static uint64_t corrid_fill(srv_seq_extra_t *e, const srv_seq_control_t *c,
     memcpy(value, &id, size); /* little-endian: the low bytes */
     return size;
   }
-  const char *s = ready && r->correlation_id_string != NULL ? r->correlation_id_string : "";
+  const char *s =
+      ready && r->correlation_id_string != NULL ? r->correlation_id_string : "";
   uint32_t len = (uint32_t)strlen(s);
   if (4u + len > e->corrid_cap) {
     uint32_t cap = 4u + len < 64u ? 64u : 4u + len;
@@ -111,7 +112,8 @@ static void controls_fill(const srv_model_t *m, srv_seq_extra_t *e,
     }
     if (k->kind != SRV_SEQ_CONTROL_CORRID)
       memcpy(value, on ? k->true_value : k->false_value, k->value_size);
-    input_set(&e->inputs[i], &e->buffers[i], k->name, k->datatype, shape, dims, data, size);
+    input_set(&e->inputs[i], &e->buffers[i], k->name, k->datatype, shape, dims, data,
+              size);
   }
 }
 
@@ -356,7 +358,8 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
   switch (msg->kind) {
     case SRV_SEQ_SLOT_REQUEST: {
       TRITONBACKEND_Request *r = (TRITONBACKEND_Request *)msg;
-      if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0) slot->cancelled = false;
+      if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0)
+        slot->cancelled = false;
       if (slot->draining) {
         fifo_push(slot, r);
         drain_fail(slot);
@@ -364,9 +367,10 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
       }
       if (slot->cancelled) {
         /* Routed before the model actor learnt of the cancel. */
-        srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
-                         "model '%s': the sequence was cancelled: one of its requests was",
-                         slot->model->name);
+        srv_request_fail(
+            r, TRITONSERVER_ERROR_CANCELLED,
+            "model '%s': the sequence was cancelled: one of its requests was",
+            slot->model->name);
         return;
       }
       slot->active = true;
@@ -378,8 +382,8 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
       step_done(slot, (TRITONBACKEND_Request *)msg);
       return;
     case SRV_MODEL_CANCEL:
-      cancel(slot, (TRITONBACKEND_Request *)((char *)msg -
-                                             offsetof(TRITONBACKEND_Request, cancel_msg)));
+      cancel(slot, (TRITONBACKEND_Request *)((char *)msg - offsetof(TRITONBACKEND_Request,
+                                                                    cancel_msg)));
       return;
     case SRV_SEQ_SLOT_END:
       /* Idle, its stream left, or ended in the backlog: what waits still
