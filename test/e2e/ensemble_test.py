@@ -2,10 +2,11 @@
 test-local repository. Independent branches run in parallel and a step
 starts as soon as its inputs exist; thousands of concurrent runs, every
 output checked; a decoupled step streamed through a downstream step; a
-step's error ends the run with its text; priority, queue timeout, client
-cancel and deadline reach the steps; statistics of the ensemble and of its
-composing models; a sequence model inside an ensemble gets the correlation
-ID and flags; unloads while runs are in flight.
+step's error ends the run with its text; priority and queue timeout reach
+the steps, whose model batches them with its direct traffic; statistics of
+the ensemble and of its composing models; a sequence model inside an
+ensemble gets the correlation ID and flags. Cancels, deadlines and
+unloads: ensemble_cancel_test.py, which shares the helpers here.
 
 Delayed steps use the recorder test backend (its execute sleep watches for
 cancellation and writes a `cancelled` line, tests/backends/README.md)."""
@@ -13,9 +14,7 @@ cancellation and writes a `cancelled` line, tests/backends/README.md)."""
 import concurrent.futures
 import os
 import queue
-import shutil
 import tempfile
-import threading
 import time
 import unittest
 
@@ -130,11 +129,13 @@ BATCHER = 'dynamic_batching { preferred_batch_size: [ 8 ] max_queue_delay_micros
 PRIORITY = 'dynamic_batching { priority_levels: 2 default_priority_level: 2 }'
 
 
+# Every server has these: EnsembleCase.assert_healthy runs ens_add2.
+BASE = {"add": addsub("add"), "ens_add2": chain2("ens_add2", "add")}
+
+
 def models():
-    m = {
-        "add": addsub("add"),
+    m = dict(BASE, **{
         "add_dyn": addsub("add_dyn", extra="dynamic_batching { }"),
-        "ens_add2": chain2("ens_add2", "add"),
         "ens_add2_dyn": chain2("ens_add2_dyn", "add_dyn"),
         "stat_add": addsub("stat_add"),
         "ens_stat": chain2("ens_stat", "stat_add"),
@@ -176,18 +177,10 @@ def models():
         "ens_batcher": one_step("ens_batcher", "batcher"),
         "prio": recorder("prio", delay_ms=100, max_batch=1, extra=PRIORITY),
         "ens_prio": one_step("ens_prio", "prio", max_batch=1),
-        # Cancellation.
-        "cslow": recorder("cslow"),
-        "ens_cslow": one_step("ens_cslow", "cslow"),
-        "fast2": identity("fast2"),
-        "cslow2": recorder("cslow2"),
-        "ens_cchain": ensemble("ens_cchain", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
-                               [("fast2", {"INPUT0": "IN"}, {"OUTPUT0": "F"}),
-                                ("cslow2", {"INPUT0": "F"}, {"OUTPUT0": "OUT"})]),
         # Sequences.
         "seq_dyna": sequence_model("seq_dyna", "simple_dyna_sequence"),
         "seq_direct": sequence_model("seq_direct", "simple_sequence"),
-    }
+    })
     for seq in ("seq_dyna", "seq_direct"):
         m["ens_" + seq] = ensemble("ens_" + seq, [("IN", "INT32", "1")],
                                    [("OUT", "INT32", "1")],
@@ -604,90 +597,6 @@ class Ensembles(EnsembleCase):
         self.assertTrue(wait_until(lambda: len(done) == 4, 5))
         self.assertLess(max(done["h0"], done["h1"]), min(done["l0"], done["l1"]), done)
 
-    # ---- cancellation and deadlines ----
-
-    def cancel_while_running(self, model, step):
-        """Starts a run of `model` and cancels it while its step `step`
-        executes (400 ms): the step sees the cancellation, nothing of the
-        run stays behind, and the next run works."""
-        before = self.counts(step)
-        started = len(self.records(step, "execute_start"))
-        cancelled = len(self.records(step, "cancelled"))
-        f = self.stub.ModelInfer.future(in_request(model, [1, 2, 3]), timeout=RPC_TIMEOUT)
-        self.assertTrue(wait_until(lambda: len(self.records(step, "execute_start")) > started, 5))
-        self.assertTrue(f.cancel())
-        with self.assertRaises(grpc.FutureCancelledError):
-            f.result()
-        self.assertTrue(wait_until(
-            lambda: len(self.records(step, "cancelled")) > cancelled, 5),
-            "the step did not see the cancellation")
-        self.assertEqual(self.settled(step, before, 1), (0, 1))
-        self.assertTrue(wait_until(lambda: len(self.records(step, "execute_end")) ==
-                                   len(self.records(step, "execute_start")), 5))
-        r = self.stub.ModelInfer(in_request(model, [9]), timeout=RPC_TIMEOUT)
-        np.testing.assert_array_equal(outputs(r)["OUT"], [[9]])
-        self.assert_healthy()
-
-    def test_client_cancel_while_step_runs(self):
-        self.cancel_while_running("ens_cslow", "cslow")
-
-    def test_client_cancel_while_second_step_runs(self):
-        self.cancel_while_running("ens_cchain", "cslow2")
-
-    def test_deadline_while_step_runs(self):
-        before, ens_before = self.counts("cslow"), self.counts("ens_cslow")
-        cancelled = len(self.records("cslow", "cancelled"))
-        with self.assertRaises(grpc.RpcError) as cm:
-            self.stub.ModelInfer(in_request("ens_cslow", [4]), timeout=0.15)
-        self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED)
-        self.assertTrue(wait_until(lambda: len(self.records("cslow", "cancelled")) > cancelled,
-                                   5), "the step did not see the deadline")
-        self.assertEqual(self.settled("cslow", before, 1), (0, 1))
-        self.assertTrue(wait_until(lambda: self.counts("ens_cslow")[1] > ens_before[1], 5),
-                        "the ensemble did not count the failed run")
-        self.assertEqual(self.counts("ens_cslow")[0], ens_before[0])
-        self.assert_healthy()
-
-    def test_cancel_while_step_queued(self):
-        """A step still queued behind a direct request is dropped: it never
-        executes."""
-        before = self.counts("cslow")
-        started = len(self.records("cslow", "execute_start"))
-        blocker = self.stub.ModelInfer.future(harness.int32_request("cslow", [0]),
-                                              timeout=RPC_TIMEOUT)
-        self.assertTrue(wait_until(
-            lambda: len(self.records("cslow", "execute_start")) > started, 5))
-        f = self.stub.ModelInfer.future(in_request("ens_cslow", [1]), timeout=RPC_TIMEOUT)
-        time.sleep(0.1)
-        self.assertTrue(f.cancel())
-        blocker.result()
-        self.assertEqual(self.settled("cslow", before, 2), (1, 1))
-        self.assertEqual(len(self.records("cslow", "execute_start")), started + 1)
-        self.assert_healthy()
-
-    def test_many_deadlines_leave_server_healthy(self):
-        before = self.counts("cslow")
-        futures = [self.stub.ModelInfer.future(in_request("ens_cslow", [i]),
-                                               timeout=0.02 + 0.01 * (i % 30))
-                   for i in range(200)]
-        for f in futures:
-            with self.assertRaises(grpc.RpcError) as cm:
-                f.result()
-            self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED)
-        # Every step that reached cslow failed; none is left queued.
-        def quiet():
-            a = self.counts("cslow")
-            time.sleep(0.5 * SLOW)
-            return a == self.counts("cslow")
-        self.assertTrue(wait_until(quiet, 30))
-        s, _ = self.counts("cslow")
-        self.assertEqual(s, before[0])
-        start = time.monotonic()
-        r = self.stub.ModelInfer(in_request("ens_cslow", [7]), timeout=RPC_TIMEOUT)
-        np.testing.assert_array_equal(outputs(r)["OUT"], [[7]])
-        self.assertLess(time.monotonic() - start, DELAY_S + 0.3 * SLOW)
-        self.assert_healthy()
-
     # ---- statistics ----
 
     def test_statistics(self):
@@ -797,122 +706,6 @@ class Ensembles(EnsembleCase):
         req = infer_request("ens_seq_dyna", [("IN", "INT32", np.ones((1, 1), np.int32))])
         self.expect_error(req, E.INVALID_ARGUMENT,
                           "non-zero or non-empty correlation ID", "seq_dyna")
-
-
-class Unload(EnsembleCase):
-    """Explicit model control: unloads while ensemble runs are in flight.
-    A server per test: a stuck unload must not fail the next test."""
-
-    MODELS = {"u_slow": recorder("u_slow", delay_ms=300), "u_ident": identity("u_ident"),
-              "ens_u": ensemble("ens_u", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
-                                [("u_slow", {"INPUT0": "IN"}, {"OUTPUT0": "X"}),
-                                 ("u_ident", {"INPUT0": "X"}, {"OUTPUT0": "OUT"})]),
-              "add": addsub("add"), "ens_add2": chain2("ens_add2", "add")}
-
-    @classmethod
-    def setUpClass(cls):
-        pass
-
-    @classmethod
-    def tearDownClass(cls):
-        pass
-
-    def setUp(self):
-        type(self).start()
-
-    def tearDown(self):
-        stop_clean(self.server)
-
-    def ready(self, name):
-        return self.stub.ModelReady(pb.ModelReadyRequest(name=name), timeout=RPC_TIMEOUT).ready
-
-    def load(self, name):
-        self.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
-                                      timeout=RPC_TIMEOUT)
-
-    def unload(self, name, dependents=False):
-        req = pb.RepositoryModelUnloadRequest(model_name=name)
-        if dependents:
-            req.parameters["unload_dependents"].bool_param = True
-        # An unload waits for the runs in flight (seconds), not for more.
-        self.stub.RepositoryModelUnload(req, timeout=20 * SLOW)
-
-    def in_flight_then(self, action):
-        """8 runs of ens_u in flight, then action(); every run ends with its
-        answer or a clean error naming a model."""
-        started = len(self.records("u_slow", "execute_start"))
-        futures = [self.stub.ModelInfer.future(in_request("ens_u", [k]), timeout=RPC_TIMEOUT)
-                   for k in range(8)]
-        self.assertTrue(wait_until(
-            lambda: len(self.records("u_slow", "execute_start")) > started, 5))
-        t0 = time.monotonic()
-        action()
-        took = time.monotonic() - t0
-        results = []
-        for k, f in enumerate(futures):
-            try:
-                np.testing.assert_array_equal(outputs(f.result())["OUT"], [[k]])
-                results.append("ok")
-            except grpc.RpcError as e:
-                self.assertIn(e.code(), (E.UNAVAILABLE, E.CANCELLED, E.INTERNAL), e.details())
-                self.assertTrue("u_slow" in e.details() or "ens_u" in e.details(),
-                                e.details())
-                results.append(e.code())
-        self.assertIsNone(self.server.proc.poll(), self.server.text()[-3000:])
-        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest(), timeout=RPC_TIMEOUT).live)
-        self.assert_healthy()
-        return results, took
-
-    def test_load_brings_composing_models(self):
-        """Triton's explicit mode: loading an ensemble loads its composing
-        models first."""
-        for m in ("ens_u", "u_slow", "u_ident"):
-            self.unload(m)
-            self.assertFalse(self.ready(m), m)
-        self.load("ens_u")
-        for m in ("ens_u", "u_slow", "u_ident"):
-            self.assertTrue(self.ready(m), m)
-        self.run_ok()
-
-    def run_ok(self):
-        r = self.stub.ModelInfer(in_request("ens_u", [8, 9]), timeout=RPC_TIMEOUT)
-        np.testing.assert_array_equal(outputs(r)["OUT"], [[8, 9]])
-
-    def reload_all(self):
-        for m in ("u_slow", "u_ident", "ens_u"):
-            self.load(m)
-        self.run_ok()
-
-    def test_unload_composing_model_during_runs(self):
-        results, _ = self.in_flight_then(lambda: self.unload("u_slow"))
-        self.assertIn("ok", results)  # the run that was executing finished
-        self.assertFalse(self.ready("u_slow"))
-        # The ensemble goes with it (Triton unloads an ensemble whose
-        # composing model is unloaded), or at least fails cleanly.
-        if self.ready("ens_u"):
-            self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "u_slow")
-        else:
-            self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "ens_u")
-        self.reload_all()
-
-    def test_unload_ensemble_during_runs(self):
-        results, _ = self.in_flight_then(lambda: self.unload("ens_u"))
-        self.assertIn("ok", results)
-        self.assertFalse(self.ready("ens_u"))
-        self.expect_error(in_request("ens_u", [1]), E.UNAVAILABLE, "ens_u")
-        self.assertTrue(self.ready("u_slow"))
-        self.reload_all()
-
-    def test_unload_dependents(self):
-        """repository.md: unload_dependents also unloads the ensembles whose
-        steps use the model."""
-        self.reload_all()
-        results, _ = self.in_flight_then(lambda: self.unload("u_ident", dependents=True))
-        self.assertIn("ok", results)
-        self.assertFalse(self.ready("u_ident"))
-        self.assertFalse(self.ready("ens_u"))
-        self.assertTrue(self.ready("u_slow"))
-        self.reload_all()
 
 
 if __name__ == "__main__":
