@@ -9,7 +9,7 @@ ensemble gets the correlation ID and flags. Cancels, deadlines and
 unloads: ensemble_cancel_test.py, which shares the helpers here.
 
 Delayed steps use the recorder test backend (its execute sleep watches for
-cancellation and writes a `cancelled` line, tests/backends/README.md)."""
+cancellation and writes a `cancelled` line, test/backends/README.md)."""
 
 import concurrent.futures
 import os
@@ -107,7 +107,7 @@ def one_step(name, model, max_batch=8):
                     [(model, {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})], max_batch)
 
 
-def sequence_model(name, src):
+def example_copy(name, src):
     with open(os.path.join(harness.EXAMPLES, src, "config.pbtxt")) as f:
         return f.read().replace('name: "%s"' % src, 'name: "%s"' % name, 1)
 
@@ -159,7 +159,7 @@ def models():
                               ("join", {"INPUT0": "S", "INPUT1": "D"},
                                {"OUTPUT0": "SUM", "OUTPUT1": "DIFF"})]),
         # Decoupled.
-        "rep": sequence_model("rep", "repeat_int32"),
+        "rep": example_copy("rep", "repeat_int32"),
         "ident0": identity("ident0", max_batch=0),
         "ens_repeat": repeat_ensemble(),
         # Errors.
@@ -178,8 +178,8 @@ def models():
         "prio": recorder("prio", delay_ms=100, max_batch=1, extra=PRIORITY),
         "ens_prio": one_step("ens_prio", "prio", max_batch=1),
         # Sequences.
-        "seq_dyna": sequence_model("seq_dyna", "simple_dyna_sequence"),
-        "seq_direct": sequence_model("seq_direct", "simple_sequence"),
+        "seq_dyna": example_copy("seq_dyna", "simple_dyna_sequence"),
+        "seq_direct": example_copy("seq_direct", "simple_sequence"),
     })
     for seq in ("seq_dyna", "seq_direct"):
         m["ens_" + seq] = ensemble("ens_" + seq, [("IN", "INT32", "1")],
@@ -375,7 +375,7 @@ class Ensembles(EnsembleCase):
                 bad.append((i, e.code(), e.details()))
         for c in channels:
             c.close()
-        self.assertEqual(bad[:10], [])
+        self.assertEqual((len(bad), bad[:10]), (0, []))
 
     # ---- parallel branches ----
 
@@ -510,7 +510,7 @@ class Ensembles(EnsembleCase):
         4 ensemble runs and 4 direct requests sent together go as one batch
         of 8 (the batcher waits up to 300 ms to fill it)."""
         started = len(self.records("batcher", "execute_start"))
-        futures = [self.stub.ModelInfer.future(in_request("ens_batcher", [k]),
+        futures = [self.stub.ModelInfer.future(in_request("ens_batcher", [k], rid="e%d" % k),
                                                timeout=RPC_TIMEOUT) for k in range(4)]
         futures += [self.stub.ModelInfer.future(harness.int32_request("batcher", [k], rid="d%d" % k),
                                                 timeout=RPC_TIMEOUT) for k in range(4)]
@@ -518,6 +518,9 @@ class Ensembles(EnsembleCase):
             out = outputs(f.result())
             np.testing.assert_array_equal(out["OUT" if k < 4 else "OUTPUT0"], [[k % 4]])
         batches = self.records("batcher", "execute_start")[started:]
+        # A step request carries the ensemble request's id.
+        ids = sorted(i for line in batches for i in line.split("ids=")[1].split()[0].split(","))
+        self.assertEqual(ids, ["d0", "d1", "d2", "d3", "e0", "e1", "e2", "e3"], batches)
         self.assertEqual([line.split("requests=")[1].split()[0] for line in batches], ["8"],
                          batches)
 
