@@ -14,6 +14,7 @@ cancellation and writes a `cancelled` line, test/backends/README.md)."""
 import concurrent.futures
 import os
 import queue
+import re
 import tempfile
 import time
 import unittest
@@ -61,9 +62,9 @@ def addsub(name, dims="16", extra=""):
                   [("OUTPUT0", "INT32", dims), ("OUTPUT1", "INT32", dims)], extra=ONE_CPU + extra)
 
 
-def identity(name, max_batch=8):
-    return config(name, 'backend: "identity"', [("INPUT0", "INT32", "-1")],
-                  [("OUTPUT0", "INT32", "-1")], max_batch, ONE_CPU)
+def identity(name, max_batch=8, dtype="INT32"):
+    return config(name, 'backend: "identity"', [("INPUT0", dtype, "-1")],
+                  [("OUTPUT0", dtype, "-1")], max_batch, ONE_CPU)
 
 
 def recorder(name, delay_ms=int(DELAY_S * 1000), max_batch=8, extra="", **params):
@@ -140,6 +141,25 @@ def models():
         "stat_add": addsub("stat_add"),
         "ens_stat": chain2("ens_stat", "stat_add"),
         "ens_shape": chain2("ens_shape", "add", dims="-1"),
+        # One tensor into both inputs of a step; an ensemble as a step;
+        # BYTES and a large tensor through steps.
+        "ens_dup": ensemble("ens_dup", [("IN", "INT32", "-1")],
+                            [("SUM", "INT32", "-1"), ("DIFF", "INT32", "-1")],
+                            [("join", {"INPUT0": "IN", "INPUT1": "IN"},
+                              {"OUTPUT0": "SUM", "OUTPUT1": "DIFF"})]),
+        "ens_nested": ensemble("ens_nested", [("A", "INT32", "16"), ("B", "INT32", "16")],
+                               [("OUT0", "INT32", "16"), ("OUT1", "INT32", "16")],
+                               [("ens_add2", {"IN0": "A", "IN1": "B"},
+                                 {"OUT0": "x", "OUT1": "y"}),
+                                ("ens_add2", {"IN0": "x", "IN1": "y"},
+                                 {"OUT0": "OUT0", "OUT1": "OUT1"})]),
+        "ident_s": identity("ident_s", dtype="STRING"),
+        "ens_bytes": ensemble("ens_bytes", [("IN", "STRING", "-1")], [("OUT", "STRING", "-1")],
+                              [("ident_s", {"INPUT0": "IN"}, {"OUTPUT0": "mid"}),
+                               ("ident_s", {"INPUT0": "mid"}, {"OUTPUT0": "OUT"})]),
+        "ens_big": ensemble("ens_big", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
+                            [("fast", {"INPUT0": "IN"}, {"OUTPUT0": "mid"}),
+                             ("fast", {"INPUT0": "mid"}, {"OUTPUT0": "OUT"})]),
         # Parallel branches.
         "slow_a": recorder("slow_a"), "slow_b": recorder("slow_b"),
         "slow_c": recorder("slow_c"), "slow_d": recorder("slow_d"),
@@ -186,6 +206,20 @@ def models():
                                    [("OUT", "INT32", "1")],
                                    [(seq, {"INPUT": "IN"}, {"OUTPUT": "OUT"})])
     return m
+
+
+def load_order(configs):
+    """Model names, each after the models its steps name."""
+    order = []
+
+    def visit(name):
+        if name not in order:
+            for step in re.findall(r'model_name: "([^"]+)"', configs[name]):
+                visit(step)
+            order.append(name)
+    for name in sorted(configs):
+        visit(name)
+    return order
 
 
 def write_repo(configs):
@@ -249,7 +283,7 @@ class EnsembleCase(unittest.TestCase):
                             backends=harness.combined_backends(),
                             env={"NEREID_RECORD_DIR": cls.dir})
         cls.stub = cls.server.inference()
-        for name in sorted(cls.MODELS, key=lambda m: "ensemble" in cls.MODELS[m]):
+        for name in load_order(cls.MODELS):
             cls.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
                                          timeout=RPC_TIMEOUT)
 
@@ -346,6 +380,36 @@ class Ensembles(EnsembleCase):
         # An unknown requested output is refused, naming it.
         self.expect_error(pair_request("ens_add2", a, b, outputs=["nosuch"]),
                           E.INVALID_ARGUMENT, "nosuch")
+
+    def test_graph_shapes(self):
+        # One tensor into both inputs of join.
+        r = self.stub.ModelInfer(in_request("ens_dup", [4, -9]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["SUM"], [[8, -18]])
+        np.testing.assert_array_equal(outputs(r)["DIFF"], [[0, 0]])
+        # An ensemble whose steps are ensembles: (A, B) -> (4A, 4B).
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        b = np.full((1, 16), -3, dtype=np.int32)
+        r = self.stub.ModelInfer(infer_request("ens_nested", [("A", "INT32", a), ("B", "INT32", b)]),
+                                 timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT0"], 4 * a)
+        np.testing.assert_array_equal(outputs(r)["OUT1"], 4 * b)
+
+    def test_bytes_and_large_tensors(self):
+        values = [b"", b"x", "\u00e9t\u00e9".encode(), b"\0" * 1000]
+        req = pb.ModelInferRequest(model_name="ens_bytes")
+        t = req.inputs.add()
+        t.name, t.datatype = "IN", "BYTES"
+        t.shape.extend([1, len(values)])
+        raw = b"".join(len(v).to_bytes(4, "little") + v for v in values)
+        req.raw_input_contents.append(raw)
+        r = self.stub.ModelInfer(req, timeout=RPC_TIMEOUT)
+        self.assertEqual((r.outputs[0].datatype, list(r.outputs[0].shape)), ("BYTES", [1, 4]))
+        self.assertEqual(r.raw_output_contents[0], raw)
+        big = np.random.default_rng(3).integers(-2**31, 2**31, size=(1, 2**19),
+                                                 dtype=np.int64).astype(np.int32)
+        r = self.stub.ModelInfer(infer_request("ens_big", [("IN", "INT32", big)]),
+                                 timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["OUT"], big)
 
     def test_thousands_of_concurrent_runs(self):
         rng = np.random.default_rng(17)
