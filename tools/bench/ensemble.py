@@ -33,7 +33,6 @@ def start_server(work):
     proc = subprocess.Popen(
         [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0",
          "--model-repository=" + EXAMPLES, "--model-control-mode=explicit",
-         "--load-model=" + SIMPLE, "--load-model=" + ENSEMBLE,
          "--backend-directory=" + os.path.join(BIN, "backends")],
         stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
@@ -102,6 +101,8 @@ def main():
     server, address = start_server(work)
     try:
         stub = pb_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address))
+        for model in (SIMPLE, ENSEMBLE):  # the composing model first
+            stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=model), timeout=60)
         cfg = stub.ModelConfig(pb.ModelConfigRequest(name=ENSEMBLE), timeout=10).config
         steps = len(cfg.ensemble_scheduling.step)
         print("nereid at %s; %d rounds; %s: %d steps; windows of %d ms (c%d unary-async), "
