@@ -13,8 +13,11 @@ import numpy as np
 import harness
 from harness import stop_clean
 import grpc_service_pb2 as pb
-from ensemble_test import (BASE, DELAY_S, E, RPC_TIMEOUT, SLOW, EnsembleCase, ensemble,
-                           identity, in_request, one_step, outputs, recorder, wait_until)
+from ensemble_test import (BASE, DELAY_S, E, RPC_TIMEOUT, SLOW, EnsembleCase, addsub,
+                           ensemble, identity, in_request, one_step, outputs, recorder,
+                           wait_until)
+
+BATCHING = "dynamic_batching { }"
 
 
 class Cancels(EnsembleCase):
@@ -25,7 +28,26 @@ class Cancels(EnsembleCase):
         "cslow2": recorder("cslow2"),
         "ens_cchain": ensemble("ens_cchain", [("IN", "INT32", "-1")], [("OUT", "INT32", "-1")],
                                [("fast2", {"INPUT0": "IN"}, {"OUTPUT0": "F"}),
-                                ("cslow2", {"INPUT0": "F"}, {"OUTPUT0": "OUT"})])})
+                                ("cslow2", {"INPUT0": "F"}, {"OUTPUT0": "OUT"})]),
+        # IN -> bslow_a -> A; IN -> bfast -> F -> bslow_b -> B; (A, B) -> bjoin.
+        "bslow_a": recorder("bslow_a", extra=BATCHING),
+        "bslow_b": recorder("bslow_b", extra=BATCHING),
+        "bfast": identity("bfast"), "bjoin": addsub("bjoin", dims="-1"),
+        "ens_branches": ensemble("ens_branches", [("IN", "INT32", "-1")],
+                                 [("SUM", "INT32", "-1"), ("DIFF", "INT32", "-1")],
+                                 [("bslow_a", {"INPUT0": "IN"}, {"OUTPUT0": "A"}),
+                                  ("bfast", {"INPUT0": "IN"}, {"OUTPUT0": "F"}),
+                                  ("bslow_b", {"INPUT0": "F"}, {"OUTPUT0": "B"}),
+                                  ("bjoin", {"INPUT0": "A", "INPUT1": "B"},
+                                   {"OUTPUT0": "SUM", "OUTPUT1": "DIFF"})])})
+
+    def assert_quiet(self, *models):
+        """Waits until the models' counts stop moving: no step in flight."""
+        def quiet():
+            a = [self.counts(m) for m in models]
+            time.sleep(0.5 * SLOW)
+            return a == [self.counts(m) for m in models]
+        self.assertTrue(wait_until(quiet, 30), models)
 
     def cancel_while_running(self, model, step):
         """Starts a run of `model` and cancels it while its step `step`
@@ -96,17 +118,44 @@ class Cancels(EnsembleCase):
                 f.result()
             self.assertEqual(cm.exception.code(), E.DEADLINE_EXCEEDED)
         # Every step that reached cslow failed; none is left queued.
-        def quiet():
-            a = self.counts("cslow")
-            time.sleep(0.5 * SLOW)
-            return a == self.counts("cslow")
-        self.assertTrue(wait_until(quiet, 30))
+        self.assert_quiet("cslow")
         s, _ = self.counts("cslow")
         self.assertEqual(s, before[0])
         start = time.monotonic()
         r = self.stub.ModelInfer(in_request("ens_cslow", [7]), timeout=RPC_TIMEOUT)
         np.testing.assert_array_equal(outputs(r)["OUT"], [[7]])
         self.assertLess(time.monotonic() - start, DELAY_S + 0.3 * SLOW)
+        self.assert_healthy()
+
+    def test_deadlines_across_branches(self):
+        """300 runs of a four-step graph with two 400 ms steps (batched),
+        deadlines spread from 50 ms to 6 s: runs end at every stage, some
+        complete. Each answer is right or DEADLINE_EXCEEDED, and nothing is
+        left in flight."""
+        n = 300
+        deadlines = np.random.default_rng(11).uniform(0.05, 6, n)
+        futures = [self.stub.ModelInfer.future(in_request("ens_branches", [k, -k]),
+                                               timeout=deadlines[k])
+                   for k in range(n)]
+        ok = expired = 0
+        for k, f in enumerate(futures):
+            try:
+                out = outputs(f.result())
+                np.testing.assert_array_equal(out["SUM"], [[2 * k, -2 * k]])
+                np.testing.assert_array_equal(out["DIFF"], [[0, 0]])
+                ok += 1
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), E.DEADLINE_EXCEEDED, e.details())
+                expired += 1
+        self.assertEqual(ok + expired, n)
+        self.assertGreater(ok, 0)
+        self.assertGreater(expired, 0)
+        self.assert_quiet("bslow_a", "bslow_b", "bfast", "bjoin")
+        for m in ("bslow_a", "bslow_b"):
+            self.assertEqual(len(self.records(m, "execute_start")),
+                             len(self.records(m, "execute_end")), m)
+        r = self.stub.ModelInfer(in_request("ens_branches", [5]), timeout=RPC_TIMEOUT)
+        np.testing.assert_array_equal(outputs(r)["SUM"], [[10]])
         self.assert_healthy()
 
 
