@@ -10,6 +10,7 @@ Args: BIN ROUNDS WINDOW_MS LATENCY_MS CONCURRENCY."""
 import csv
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -126,6 +127,7 @@ def main():
     finally:
         server.terminate()
         server.wait()
+        shutil.rmtree(work, ignore_errors=True)
     summarize(runs, steps)
 
 
