@@ -386,6 +386,7 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
   x->req.state = state;
+  x->req.queue_start_ns = now;
   x->start_ns = now;
   x->started = true;
   f->running++;

@@ -49,6 +49,9 @@ bool srv_model_send(srv_model_t *m, act_msg_t *msg) {
 }
 
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
+  /* Frontends stamp arrival themselves; a request made in the server (BLS,
+   * an ensemble's step) starts queueing now. */
+  if (request->queue_start_ns == 0) request->queue_start_ns = act_now_ns();
   request->msg.kind = SRV_MODEL_REQUEST;
   if (!srv_model_send(m, &request->msg))
     srv_request_fail(request, TRITONSERVER_ERROR_UNAVAILABLE,
