@@ -169,7 +169,7 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
                              const char *config_source, srv_model_t **out) {
   srv_model_t *m = model_new(srv, dir, name, version);
   srv_status_t *st = config_load(m, config, config_source);
-  if (st == NULL && srv_model_is_ensemble_config(m->config))
+  if (st == NULL && srv_ensemble_config_is(m->config))
     return ensemble_load(m, config_source, out);
   if (st == NULL) st = backend_attach(m);
   if (st != NULL) {

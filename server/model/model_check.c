@@ -10,6 +10,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/model/config_limits.h"
+#include "server/sched/ensemble_graph.h"
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -41,7 +42,7 @@ static srv_status_t *check_backend(srv_model_t *m) {
       {"tensorrt_plan", "tensorrt"},         {"onnxruntime_onnx", "onnxruntime"},
       {"pytorch_libtorch", "pytorch"},
   };
-  if (srv_model_is_ensemble_config(m->config)) return NULL; /* sched/ensemble.c */
+  if (srv_ensemble_config_is(m->config)) return NULL; /* sched/ensemble.c */
   if (inference_ModelConfig_backend(m->config).size > 0) return NULL;
   upb_StringView platform = inference_ModelConfig_platform(m->config);
   for (size_t i = 0; i < sizeof platforms / sizeof platforms[0]; i++) {
@@ -198,13 +199,6 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
   return NULL;
 }
 
-bool srv_model_is_ensemble_config(const inference_ModelConfig *c) {
-  /* Either half makes it one: the ensemble compiler refuses the other
-   * half missing, in Triton's words. */
-  return view_eq(inference_ModelConfig_platform(c), "ensemble") ||
-         inference_ModelConfig_has_ensemble_scheduling(c);
-}
-
 bool srv_model_groups_prefer(srv_model_t *m) {
   if (!m->groups_defaulted || m->backend == NULL) return false;
   const struct TRITONBACKEND_BackendAttribute *attr = &m->backend->attributes;
@@ -235,8 +229,7 @@ srv_status_t *srv_model_config_complete(srv_model_t *m, const char *source) {
   if (st == NULL) st = check_backend(m);
   if (st == NULL) st = check_tensors(m);
   /* An ensemble has no instances (its compiler refuses instance groups). */
-  if (st == NULL && !srv_model_is_ensemble_config(m->config))
-    st = check_instance_groups(m);
+  if (st == NULL && !srv_ensemble_config_is(m->config)) st = check_instance_groups(m);
   if (st != NULL) return st;
   const inference_ModelTransactionPolicy *tp =
       inference_ModelConfig_model_transaction_policy(m->config);

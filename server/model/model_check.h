@@ -12,10 +12,6 @@
  *  config.pbtxt path, "config override"...). */
 srv_status_t *srv_model_config_complete(srv_model_t *m, const char *source);
 
-/** Whether c describes an ensemble (platform "ensemble" or
- *  ensemble_scheduling): it has no backend and no instances. */
-bool srv_model_is_ensemble_config(const inference_ModelConfig *c);
-
 /** When the config named no instance group, uses the backend's first
  *  preferred group that this server can run (no GPU: CPU or MODEL kinds),
  *  as Triton does. True when the config changed. After the backend is

@@ -35,18 +35,36 @@ static void marks_clear(srv_repository_t *r) {
   for (size_t i = 0; i < r->record_count; i++) r->records[i]->mark = false;
 }
 
-/* Whether the model `name` leads back to `target` through steps. Each
- * record is walked once (marks), so a diamond costs no more than a chain. */
-static bool steps_reach(srv_repository_t *r, const char *name,
-                        const repo_record_t *target) {
-  if (strcmp(name, target->name) == 0) return true;
+/* tritonserver's text for a cycle, from the side of `name`: the model
+ * before it on the cycle is `last`. */
+static srv_status_t *cycle_error(const char *name, const char *last) {
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "circular dependency between ensembles: %s -> ... -> %s -> %s",
+                        name, last, name);
+}
+
+/* Whether the model `name` (a step of `from`) leads back to `target`
+ * through steps; *last is then the model on the way whose step target is.
+ * Each record is walked once (marks), so a diamond costs no more than a
+ * chain. A waiting ensemble found on the cycle gets the cycle as its own
+ * error: its wait would never end either. */
+static bool steps_reach(srv_repository_t *r, const char *name, const char *from,
+                        const repo_record_t *target, const char **last) {
+  if (strcmp(name, target->name) == 0) {
+    *last = from;
+    return true;
+  }
   repo_record_t *rec = repo_record_find(r, name);
   if (rec == NULL || rec->mark) return false;
   rec->mark = true;
   size_t n;
   char **steps = record_steps(rec, &n);
-  for (size_t i = 0; i < n; i++)
-    if (steps_reach(r, steps[i], target)) return true;
+  for (size_t i = 0; i < n; i++) {
+    if (!steps_reach(r, steps[i], rec->name, target, last)) continue;
+    if (rec->load_job != NULL && rec->load_job->parked && rec->steps_error == NULL)
+      rec->steps_error = cycle_error(rec->name, from);
+    return true;
+  }
   return false;
 }
 
@@ -55,13 +73,10 @@ static bool steps_reach(srv_repository_t *r, const char *name,
 static srv_status_t *cycle_check(srv_repository_t *r, const repo_job_t *job) {
   const char *name = job->record->name;
   srv_status_t *st = NULL;
-  for (size_t i = 0; i < job->dep_count && st == NULL; i++) {
-    if (steps_reach(r, job->deps[i], job->record))
-      st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "circular dependency between ensembles: '%s' -> '%s' -> ... "
-                          "-> '%s'",
-                          name, job->deps[i], name);
-  }
+  const char *last = NULL;
+  for (size_t i = 0; i < job->dep_count && st == NULL; i++)
+    if (steps_reach(r, job->deps[i], name, job->record, &last))
+      st = cycle_error(name, last);
   marks_clear(r);
   return st;
 }

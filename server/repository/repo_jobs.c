@@ -15,6 +15,7 @@
 #include "server/core/server.h"
 #include "server/model/config_limits.h"
 #include "server/repository/repo_internal.h"
+#include "server/sched/ensemble_graph.h"
 
 enum { LOADER_JOB = 0x380, LOADER_STOP };
 
@@ -222,7 +223,18 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
   job->arena = upb_Arena_New();
   if (job->arena == NULL) SRV_FATAL("out of memory");
   job->config = config_get(job, job->arena);
-  if (job->config != NULL) deps_collect(job, job->config);
+  if (job->config == NULL) return;
+  if (srv_ensemble_config_is(job->config)) {
+    /* The config's own errors first, in the compiler's words, before its
+     * step names are trusted to name models (the graph itself is made
+     * again by each version's load). */
+    char path[PATH_MAX];
+    srv_ensemble_graph_t graph;
+    job->error = srv_ensemble_graph_compile(
+        job->config, name, config_source(job, path, sizeof path), job->arena, &graph);
+    if (job->error != NULL) return;
+  }
+  deps_collect(job, job->config);
 }
 
 /* Last run: the versions the policy selects. */

@@ -394,6 +394,13 @@ static srv_status_t *inputs_read(ctx_t *c, const inference_ModelConfig *config,
   return NULL;
 }
 
+bool srv_ensemble_config_is(const inference_ModelConfig *c) {
+  /* Either half makes it one: the ensemble compiler refuses the other
+   * half missing, in Triton's words. */
+  return view_is(inference_ModelConfig_platform(c), "ensemble") ||
+         inference_ModelConfig_has_ensemble_scheduling(c);
+}
+
 srv_status_t *srv_ensemble_graph_compile(const inference_ModelConfig *config,
                                          const char *model, const char *source,
                                          upb_Arena *arena, srv_ensemble_graph_t *out) {

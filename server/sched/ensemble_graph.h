@@ -80,6 +80,11 @@ typedef struct {
   uint32_t slot_mask;
 } srv_ensemble_graph_t;
 
+/** Whether c describes an ensemble (platform "ensemble" or
+ *  ensemble_scheduling): it has no backend and no instances, and
+ *  srv_ensemble_graph_compile checks it. */
+bool srv_ensemble_config_is(const inference_ModelConfig *c);
+
 /** Compiles `config` (`platform: "ensemble"` with ensemble_scheduling) of
  *  ensemble `model` into *out, with the checks Triton makes on the config
  *  alone (model_config_utils.cc: ValidateEnsembleSchedulingConfig), the
