@@ -12,6 +12,7 @@
 #include "server/model/model.h"
 #include "server/model/model_check.h"
 #include "server/sched/batcher.h"
+#include "server/sched/ensemble_graph.h"
 #include "server/sched/sequence.h"
 
 /* No folder: an initial_state data_file is looked for here and never found. */
@@ -40,7 +41,14 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
   if (m->arena == NULL) SRV_FATAL("out of memory");
   config_copy(m, config);
   srv_status_t *st = srv_model_config_complete(m, "config");
-  if (st == NULL) {
+  bool ensemble = st == NULL && srv_ensemble_config_is(m->config);
+  if (ensemble) { /* the step graph and its checks on the config alone */
+    srv_ensemble_graph_t graph;
+    st = srv_ensemble_graph_compile(m->config, m->name, "config", m->arena, &graph);
+    if (st == NULL)
+      m->config_json = srv_config_json_encode(
+          (const upb_Message *)m->config, cfg_model_config_def(), &m->config_json_len);
+  } else if (st == NULL) {
     m->config_json = srv_config_json_encode((const upb_Message *)m->config,
                                             cfg_model_config_def(), &m->config_json_len);
     st = srv_batcher_setup(m);
@@ -60,6 +68,10 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
 const char *srv_model_bare_config_json(const srv_model_t *m, size_t *len) {
   *len = m->config_json_len;
   return m->config_json;
+}
+
+bool srv_model_bare_is_ensemble(const srv_model_t *m) {
+  return srv_ensemble_config_is(m->config);
 }
 
 void srv_model_bare_free(srv_model_t *m) {

@@ -28,6 +28,9 @@ const char *srv_model_bare_config_json(const srv_model_t *m, size_t *len);
 
 /** Frees a model made by srv_model_bare_new, whatever references remain
  *  (a registry that holds it must be dropped first, or never freed). */
+/** Whether m is an ensemble (its step graph compiled; no instances). */
+bool srv_model_bare_is_ensemble(const srv_model_t *m);
+
 void srv_model_bare_free(srv_model_t *m);
 
 #endif

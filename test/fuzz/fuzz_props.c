@@ -41,11 +41,11 @@ static void tensors_check(const srv_tensor_spec_t *t, uint32_t n, bool batching)
   }
 }
 
-static void groups_check(const inference_ModelConfig *c) {
+static void groups_check(const inference_ModelConfig *c, bool ensemble) {
   size_t n;
   const inference_ModelInstanceGroup *const *g =
       inference_ModelConfig_instance_group(c, &n);
-  FUZZ_CHECK(n > 0);
+  FUZZ_CHECK(ensemble ? n == 0 : n > 0); /* an ensemble has none */
   for (size_t i = 0; i < n; i++) {
     FUZZ_CHECK(inference_ModelInstanceGroup_name(g[i]).size > 0);
     FUZZ_CHECK(inference_ModelInstanceGroup_count(g[i]) > 0);
@@ -89,7 +89,7 @@ bool fuzz_model_config_check(const char *name, const inference_ModelConfig *conf
   tensors_check(d.outputs, d.output_count, d.max_batch_size > 0);
   for (uint32_t i = 0; i < d.output_count; i++)
     FUZZ_CHECK(d.output_names[i] == d.outputs[i].name);
-  groups_check(d.config);
+  groups_check(d.config, srv_model_bare_is_ensemble(m));
   size_t len;
   const char *json = srv_model_bare_config_json(m, &len);
   json_check(name, json, len);
