@@ -1,0 +1,130 @@
+"""The HTTP/REST frontend's server (issue 18, first part): health and
+readiness endpoints as KServe v2 and Triton answer them, Triton's error
+bodies, unknown paths and methods, the body limit, keep-alive under load,
+several loop threads on one port, and a clean stop with connections open.
+"""
+
+import http.client
+import socket
+import threading
+import unittest
+
+import requests
+
+import harness
+
+
+class HttpServerTest(harness.ServerTestCase):
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0",
+            "--http-thread-count=3", "--http-max-input-size=4096")
+
+    def get(self, path, **kw):
+        return requests.get(self.server.http_url + path, timeout=10, **kw)
+
+    def test_live_and_ready(self):
+        for path in ("/v2/health/live", "/v2/health/ready"):
+            r = self.get(path)
+            self.assertEqual(r.status_code, 200, path)
+            self.assertEqual(r.content, b"", path)
+
+    def test_model_ready(self):
+        self.assertEqual(self.get("/v2/models/simple/ready").status_code, 200)
+        self.assertEqual(self.get("/v2/models/simple/versions/1/ready").status_code, 200)
+        self.assertEqual(self.get("/v2/models/simple/versions/7/ready").status_code, 400)
+        self.assertEqual(self.get("/v2/models/no_such_model/ready").status_code, 400)
+
+    def test_bad_version_is_an_error_body(self):
+        r = self.get("/v2/models/simple/versions/x/ready")
+        self.assertEqual(r.status_code, 400)
+        self.assertEqual(r.headers["Content-Type"], "application/json")
+        self.assertIn("is not a non-negative integer", r.json()["error"])
+
+    def test_unknown_paths(self):
+        for path in ("/", "/v1/health/live", "/v2/nothing", "/v2/health/dead",
+                     "/v2/models/simple/ready/more", "/" + "a/" * 50):
+            r = self.get(path)
+            self.assertEqual(r.status_code, 404, path)
+            self.assertEqual(r.json(), {"error": "Not Found"}, path)
+
+    def test_wrong_method(self):
+        r = requests.post(self.server.http_url + "/v2/health/live", timeout=10)
+        self.assertEqual(r.status_code, 405)
+        self.assertEqual(r.json(), {"error": "Method Not Allowed"})
+
+    def test_body_over_the_limit(self):
+        r = requests.post(self.server.http_url + "/v2/models/simple/infer",
+                          data=b"x" * 5000, timeout=10)
+        self.assertEqual(r.status_code, 413)
+        # The server goes on serving.
+        self.assertEqual(self.get("/v2/health/live").status_code, 200)
+
+    def test_keep_alive_and_pipelining(self):
+        """Many requests on one connection, then several written at once."""
+        c = http.client.HTTPConnection("127.0.0.1", self.server.http_port, timeout=10)
+        for _ in range(200):
+            c.request("GET", "/v2/health/ready")
+            r = c.getresponse()
+            r.read()
+            self.assertEqual(r.status, 200)
+        c.close()
+        s = socket.create_connection(("127.0.0.1", self.server.http_port), timeout=10)
+        s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n" * 20)
+        got = b""
+        while got.count(b"HTTP/1.1 200") < 20:
+            chunk = s.recv(65536)
+            self.assertTrue(chunk, got)
+            got += chunk
+        s.close()
+
+    def test_concurrent_clients(self):
+        errors = []
+
+        def client():
+            with requests.Session() as session:
+                for _ in range(100):
+                    r = session.get(self.server.http_url + "/v2/models/simple/ready",
+                                    timeout=10)
+                    if r.status_code != 200:
+                        errors.append(r.status_code)
+
+        threads = [threading.Thread(target=client) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+
+class HttpStopTest(harness.ServerTestCase):
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0")
+
+    def test_stops_clean_with_idle_connections_open(self):
+        conns = [socket.create_connection(("127.0.0.1", self.server.http_port))
+                 for _ in range(5)]
+        conns[0].sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertIn(b"200", conns[0].recv(4096))
+        harness.stop_clean(self.server)
+        for c in conns:
+            c.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        pass  # the test stopped it
+
+
+class HttpPortTakenTest(unittest.TestCase):
+    def test_a_port_in_use_fails_start_up_with_the_address(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        server = harness.Server("--allow-http=true", "--http-address=127.0.0.1",
+                                "--http-port=%d" % port, expect_start=False)
+        code = server.wait(30)
+        s.close()
+        self.assertEqual(code, 1, server.text())
+        self.assertIn("cannot listen on 127.0.0.1:%d" % port, server.text())
+
+
+if __name__ == "__main__":
+    harness.main()
