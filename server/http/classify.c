@@ -25,16 +25,26 @@ static double value_at(TRITONSERVER_DataType t, const unsigned char *base, uint6
   uint32_t w = api_datatype_byte_size(t);
   memcpy(&v, base + i * w, w);
   switch (t) {
-    case TRITONSERVER_TYPE_INT8: return v.i8;
-    case TRITONSERVER_TYPE_INT16: return v.i16;
-    case TRITONSERVER_TYPE_INT32: return v.i32;
-    case TRITONSERVER_TYPE_INT64: return (double)v.i64;
-    case TRITONSERVER_TYPE_UINT8: return v.u8;
-    case TRITONSERVER_TYPE_UINT16: return v.u16;
-    case TRITONSERVER_TYPE_UINT32: return v.u32;
-    case TRITONSERVER_TYPE_UINT64: return (double)v.u64;
-    case TRITONSERVER_TYPE_FP32: return v.f;
-    default: return v.d;
+    case TRITONSERVER_TYPE_INT8:
+      return v.i8;
+    case TRITONSERVER_TYPE_INT16:
+      return v.i16;
+    case TRITONSERVER_TYPE_INT32:
+      return v.i32;
+    case TRITONSERVER_TYPE_INT64:
+      return (double)v.i64;
+    case TRITONSERVER_TYPE_UINT8:
+      return v.u8;
+    case TRITONSERVER_TYPE_UINT16:
+      return v.u16;
+    case TRITONSERVER_TYPE_UINT32:
+      return v.u32;
+    case TRITONSERVER_TYPE_UINT64:
+      return (double)v.u64;
+    case TRITONSERVER_TYPE_FP32:
+      return v.f;
+    default:
+      return v.d;
   }
 }
 
@@ -78,8 +88,8 @@ static void class_put(unsigned char *buf, uint64_t *at, double v, uint64_t idx) 
   *at += 4 + l;
 }
 
-srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched,
-                           uint32_t k, upb_Arena *a, srv_classes_t *out) {
+srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, uint32_t k,
+                           upb_Arena *a, srv_classes_t *out) {
   if (!classifiable(o->datatype))
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "class result not available for output due to unsupported "

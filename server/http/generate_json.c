@@ -48,7 +48,8 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
     st = BAD(SRV_JSON_SHAPE_TEXT);
   if (st == NULL) st = srv_check_input_shape(m, spec, shape, dims);
   srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
-  if (st == NULL) st = srv_json_tensor_read(data, spec->datatype, n, spec->name, arena, buf);
+  if (st == NULL)
+    st = srv_json_tensor_read(data, spec->datatype, n, spec->name, arena, buf);
   json_decref(data);
   if (st == NULL)
     st = srv_check_input_data(m, spec, spec->datatype, shape, dims, buf, 1,
@@ -66,13 +67,13 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
 static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  const json_t *root, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
-  r->inputs = srv_arena_alloc(arena, (d->input_count ? d->input_count : 1) *
-                                         sizeof *r->inputs);
+  r->inputs =
+      srv_arena_alloc(arena, (d->input_count ? d->input_count : 1) * sizeof *r->inputs);
   for (uint32_t i = 0; i < d->input_count; i++) {
     const json_t *v = json_object_get(root, d->inputs[i].name);
     if (v == NULL) continue;
-    srv_status_t *st = input_read(m, d, &d->inputs[i], v, arena,
-                                  &r->inputs[r->input_count]);
+    srv_status_t *st =
+        input_read(m, d, &d->inputs[i], v, arena, &r->inputs[r->input_count]);
     if (st != NULL) return st;
     r->input_count++;
   }
@@ -116,9 +117,8 @@ static bool requested(const TRITONBACKEND_Request *req, const char *name) {
 static srv_status_t *output_put(const struct TRITONBACKEND_Output *o, json_t *root) {
   json_t *data = json_array();
   uint64_t n = srv_json_tensor_count(o->shape, o->dims_count);
-  srv_status_t *st = srv_json_tensor_write(o->name, o->datatype,
-                                           o->buffer ? o->buffer : "", o->byte_size, n,
-                                           data);
+  srv_status_t *st = srv_json_tensor_write(
+      o->name, o->datatype, o->buffer ? o->buffer : "", o->byte_size, n, data);
   if (st != NULL) {
     json_decref(data);
     return st;

@@ -9,8 +9,8 @@
 
 #include "server/api/datatype.h"
 #include "server/common/memory.h"
-#include "server/http/json_tensor.h"
 #include "server/http/json_params.h"
+#include "server/http/json_tensor.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -93,8 +93,7 @@ static srv_status_t *data_read(const srv_model_desc_t *d, const json_t *in,
     return BAD("must specify 'data' or 'binary_data_size' for input '%s' of model '%s'",
                spec->name, d->name);
   uint64_t count = srv_json_tensor_count(shape, dims);
-  if (!srv_json_tensor_fits(data, shape, dims, count))
-    return BAD(SRV_JSON_SHAPE_TEXT);
+  if (!srv_json_tensor_fits(data, shape, dims, count)) return BAD(SRV_JSON_SHAPE_TEXT);
   return srv_json_tensor_read(data, type, count, spec->name, arena, buf);
 }
 
@@ -141,8 +140,8 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
   size_t n = json_array_size(inputs);
   r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
   for (size_t i = 0; i < n; i++) {
-    srv_status_t *st = input_read(m, d, json_array_get(inputs, i), bin, arena,
-                                  &r->inputs[i]);
+    srv_status_t *st =
+        input_read(m, d, json_array_get(inputs, i), bin, arena, &r->inputs[i]);
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
@@ -204,9 +203,9 @@ static srv_status_t *outputs_read(srv_model_t *m, const srv_model_desc_t *d,
   for (uint32_t i = 0; i < r->output_count; i++)
     opts->outputs[i] = (srv_http_output_opt_t){.binary = opts->binary_data_output};
   for (size_t i = 0; i < n; i++) {
-    srv_status_t *st = output_read(m, d, json_array_get(outputs, i),
-                                   opts->binary_data_output, &r->outputs[i],
-                                   &opts->outputs[i]);
+    srv_status_t *st =
+        output_read(m, d, json_array_get(outputs, i), opts->binary_data_output,
+                    &r->outputs[i], &opts->outputs[i]);
     if (st != NULL) return st;
   }
   return NULL;
@@ -231,8 +230,8 @@ static srv_status_t *request_read(srv_model_t *m, const srv_model_desc_t *d,
                                   TRITONBACKEND_Request *r, srv_http_infer_opts_t *opts) {
   const json_t *id = json_object_get(root, "id");
   if (id != NULL && !json_is_string(id)) return BAD("Unable to parse 'id'");
-  r->id = id ? srv_arena_strview(arena, (upb_StringView){json_string_value(id),
-                                                         json_string_length(id)})
+  r->id = id ? srv_arena_strview(
+                   arena, (upb_StringView){json_string_value(id), json_string_length(id)})
              : "";
   srv_status_t *st = srv_json_params_read(m, json_object_get(root, "parameters"), arena,
                                           r, &opts->binary_data_output);

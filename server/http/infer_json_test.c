@@ -77,9 +77,10 @@ static const struct TRITONBACKEND_Input *input_named(const TRITONBACKEND_Request
   return NULL;
 }
 
-#define SIMPLE_IN(data)                                                       \
+#define SIMPLE_IN(data)                                                        \
   "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16]," \
-  "\"data\":" data "},{\"name\":\"INPUT1\",\"datatype\":\"INT32\","           \
+  "\"data\":" data                                                             \
+  "},{\"name\":\"INPUT1\",\"datatype\":\"INT32\","                             \
   "\"shape\":[1,16],\"data\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]"
 
 static void test_simple_flat_and_nested(void) {
@@ -105,11 +106,13 @@ static void test_simple_flat_and_nested(void) {
   CHECK_EQ_U64(((const int32_t *)input_named(p.r, "INPUT0")->buffers[0].base)[0], 1);
   done(&p);
   /* nesting that is not the shape's, counts that are not its */
-  refused(simple, &simple_d, SIMPLE_IN("[[1,2,3,4,5,6,7,8],[9,10,11,12,13,14,15,16]]") "}",
+  refused(simple, &simple_d,
+          SIMPLE_IN("[[1,2,3,4,5,6,7,8],[9,10,11,12,13,14,15,16]]") "}",
           "Unable to parse 'data': Shape does not match true shape of 'data' field");
   refused(simple, &simple_d, SIMPLE_IN("[1,2,3]") "}",
           "Unable to parse 'data': Shape does not match true shape of 'data' field");
-  refused(simple, &simple_d, SIMPLE_IN("[[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],1]") "}",
+  refused(simple, &simple_d,
+          SIMPLE_IN("[[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],1]") "}",
           "Unable to parse 'data': Shape does not match true shape of 'data' field");
   refused(simple, &simple_d, SIMPLE_IN("7") "}",
           "Unable to parse 'data': Shape does not match true shape of 'data' field");
@@ -119,9 +122,10 @@ static void test_simple_flat_and_nested(void) {
 static void typed(const char *name, const char *dt, const char *shape, const char *data,
                   const void *want, size_t want_len) {
   char json[1024];
-  snprintf(json, sizeof json,
-           "{\"inputs\":[{\"name\":\"%s\",\"datatype\":\"%s\",\"shape\":%s,\"data\":%s}]}",
-           name, dt, shape, data);
+  snprintf(
+      json, sizeof json,
+      "{\"inputs\":[{\"name\":\"%s\",\"datatype\":\"%s\",\"shape\":%s,\"data\":%s}]}",
+      name, dt, shape, data);
   parsed_t p = parse(types, &types_d, json);
   if (p.r == NULL) fprintf(stderr, "  %s: %s\n", name, p.message);
   CHECK(p.r != NULL);
@@ -200,10 +204,11 @@ static void test_datatype_refusals(void) {
           "\"data\":[1]}]}",
           "Unable to parse 'data': element 0 of input 'STR' is not a string");
   /* the core's texts */
-  refused(types, &types_d,
-          "{\"inputs\":[{\"name\":\"I32\",\"datatype\":\"INT64\",\"shape\":[2],"
-          "\"data\":[1,2]}]}",
-          "inference input 'I32' data-type is 'INT64', but model 'types' expects 'INT32'");
+  refused(
+      types, &types_d,
+      "{\"inputs\":[{\"name\":\"I32\",\"datatype\":\"INT64\",\"shape\":[2],"
+      "\"data\":[1,2]}]}",
+      "inference input 'I32' data-type is 'INT64', but model 'types' expects 'INT32'");
   refused(types, &types_d,
           "{\"inputs\":[{\"name\":\"I32\",\"datatype\":\"INT32\",\"shape\":[3],"
           "\"data\":[1,2,3]}]}",
@@ -211,7 +216,8 @@ static void test_datatype_refusals(void) {
 }
 
 static void test_malformed(void) {
-  refused(simple, &simple_d, "{\"inputs\":[", "failed to parse the request JSON buffer: "
+  refused(simple, &simple_d, "{\"inputs\":[",
+          "failed to parse the request JSON buffer: "
           "']' expected near end of file at 11");
   refused(simple, &simple_d, "[1]",
           "failed to parse the request JSON buffer: not a JSON object");
@@ -228,13 +234,15 @@ static void test_malformed(void) {
   refused(simple, &simple_d,
           "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":\"1\"}]}",
           "Unable to parse 'shape'");
-  refused(simple, &simple_d,
-          "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16]}]}",
-          "must specify 'data' or 'binary_data_size' for input 'INPUT0' of model 'simple'");
+  refused(
+      simple, &simple_d,
+      "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16]}]}",
+      "must specify 'data' or 'binary_data_size' for input 'INPUT0' of model 'simple'");
   refused(simple, &simple_d, SIMPLE_IN("[1]") ",\"id\":5}", "Unable to parse 'id'");
-  refused(simple, &simple_d, "{\"inputs\":[],\"inputs\":[]}",
-          "failed to parse the request JSON buffer: duplicate object key near '\"inputs\"' "
-          "at 21");
+  refused(
+      simple, &simple_d, "{\"inputs\":[],\"inputs\":[]}",
+      "failed to parse the request JSON buffer: duplicate object key near '\"inputs\"' "
+      "at 21");
   refused(simple, &simple_d,
           "{\"inputs\":[{\"name\":\"NOPE\",\"datatype\":\"INT32\",\"shape\":[1],"
           "\"data\":[1]}]}",
@@ -248,21 +256,24 @@ static void test_malformed(void) {
   done(&p);
 }
 
-#define BIN_INPUT(name, size)                                                     \
-  "{\"name\":\"" name "\",\"datatype\":\"INT32\",\"shape\":[1,16],"               \
+#define BIN_INPUT(name, size)                   \
+  "{\"name\":\"" name                           \
+  "\",\"datatype\":\"INT32\",\"shape\":[1,16]," \
   "\"parameters\":{\"binary_data_size\":" #size "}}"
 
 static void test_binary_inputs(void) {
   int32_t bin[32];
   for (int i = 0; i < 32; i++) bin[i] = i;
-  const char *json = "{\"inputs\":[" BIN_INPUT("INPUT0", 64) "," BIN_INPUT("INPUT1", 64)
-                     "]}";
+  const char *json =
+      "{\"inputs\":[" BIN_INPUT("INPUT0", 64) "," BIN_INPUT("INPUT1", 64) "]}";
   parsed_t p = parse_full(simple, &simple_d, json, bin, sizeof bin, strlen(json));
   REQUIRE(p.r != NULL);
   const struct TRITONBACKEND_Input *in = input_named(p.r, "INPUT1");
   /* no copy: the buffer is the body's own bytes */
   CHECK(in->buffers[0].base == p.body + strlen(json) + 64);
-  CHECK_EQ_U64(((const int32_t *)in->buffers[0].base)[0], 16);
+  int32_t first; /* the body's bytes keep their offset: any alignment */
+  memcpy(&first, in->buffers[0].base, sizeof first);
+  CHECK_EQ_U64(first, 16);
   done(&p);
   /* truncated */
   p = parse_full(simple, &simple_d, json, bin, 100, strlen(json));
@@ -280,13 +291,14 @@ static void test_binary_inputs(void) {
   /* binary without Inference-Header-Content-Length */
   p = parse(simple, &simple_d, json);
   CHECK(p.r == NULL);
-  CHECK_STREQ(p.message,
-              "must specify valid 'Inference-Header-Content-Length' in request header and "
-              "'binary_data_size' when passing inputs in binary data format");
+  CHECK_STREQ(
+      p.message,
+      "must specify valid 'Inference-Header-Content-Length' in request header and "
+      "'binary_data_size' when passing inputs in binary data format");
   done(&p);
   /* a size that is not the shape's: the core's text */
-  const char *small = "{\"inputs\":[" BIN_INPUT("INPUT0", 60) "," BIN_INPUT("INPUT1", 68)
-                      "]}";
+  const char *small =
+      "{\"inputs\":[" BIN_INPUT("INPUT0", 60) "," BIN_INPUT("INPUT1", 68) "]}";
   p = parse_full(simple, &simple_d, small, bin, 128, strlen(small));
   CHECK(p.r == NULL);
   CHECK(strstr(p.message, "INPUT0") != NULL);
@@ -454,7 +466,8 @@ static void test_encode_json_types(void) {
       "\"data\":[9223372036854775807,0]},"
       "{\"name\":\"F32\",\"datatype\":\"FP32\",\"shape\":[2],\"data\":[1.5,-0.25]},"
       "{\"name\":\"F64\",\"datatype\":\"FP64\",\"shape\":[2],\"data\":[0.5,2.0]},"
-      "{\"name\":\"STR\",\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"hi\",\"z\"]}]}");
+      "{\"name\":\"STR\",\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"hi\",\"z\"]}]"
+      "}");
   /* binary for all: parts point at the response's buffers */
   for (int i = 0; i < 8; i++) opts_o[i].binary = true;
   st = srv_http_infer_encode(&types_d, &req, &opts, &resp, a, &out);
@@ -462,8 +475,9 @@ static void test_encode_json_types(void) {
   CHECK_EQ_U64(out.part_count, 8);
   CHECK(out.parts[0].base == b && out.parts[7].base == str);
   CHECK_EQ_U64(out.parts_size, 2 + 2 + 4 + 16 + 16 + 8 + 16 + sizeof str - 1);
-  CHECK(strstr(out.json, "{\"name\":\"F64\",\"datatype\":\"FP64\",\"shape\":[2],"
-                         "\"parameters\":{\"binary_data_size\":16}}") != NULL);
+  CHECK(strstr(out.json,
+               "{\"name\":\"F64\",\"datatype\":\"FP64\",\"shape\":[2],"
+               "\"parameters\":{\"binary_data_size\":16}}") != NULL);
   /* only what was requested */
   req.output_count = 1;
   opts.output_count = 1;
@@ -499,30 +513,33 @@ static void test_encode_refusals(void) {
   static int64_t two[] = {2};
   static uint16_t h[] = {0x3c00, 0};
   struct TRITONBACKEND_Output o = {"F16", TRITONSERVER_TYPE_FP16, two, 1, h, 4};
-  encode_refused(&o, "sending FP16 data via JSON is not supported. Please use the binary "
-                     "data format for output");
+  encode_refused(&o,
+                 "sending FP16 data via JSON is not supported. Please use the binary "
+                 "data format for output");
   static int32_t i32[] = {1, 2};
   o = (struct TRITONBACKEND_Output){"I32", TRITONSERVER_TYPE_INT32, two, 1, i32, 4};
   encode_refused(&o, "output tensor shape does not match size of output for 'I32'");
   static float nan2[] = {NAN, 0};
   o = (struct TRITONBACKEND_Output){"F32", TRITONSERVER_TYPE_FP32, two, 1, nan2, 8};
-  encode_refused(&o, "output 'F32': element 0 has no JSON form (NaN, infinity, or UINT64 "
-                     "above 2^63-1); request it with binary_data");
+  encode_refused(&o,
+                 "output 'F32': element 0 has no JSON form (NaN, infinity, or UINT64 "
+                 "above 2^63-1); request it with binary_data");
   static char bad[] = "\x02\0\0\0hi\x09\0\0\0z";
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1, bad,
-                                    sizeof bad - 1};
+  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
+                                    bad,   sizeof bad - 1};
   encode_refused(&o, "output tensor shape does not match size of output for 'STR'");
   static char latin[] = "\x01\0\0\0\xff\x01\0\0\0z";
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1, latin,
-                                    sizeof latin - 1};
-  encode_refused(&o, "output 'STR': element 0 is not UTF-8 text; request it with "
-                     "binary_data");
+  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
+                                    latin, sizeof latin - 1};
+  encode_refused(&o,
+                 "output 'STR': element 0 is not UTF-8 text; request it with "
+                 "binary_data");
 }
 
 static void test_classification(void) {
   static int64_t shape[] = {2, 4};
   static float probs[] = {0.1f, 0.7f, 0.2f, 0.7f, 5, 4, 3, 2};
-  struct TRITONBACKEND_Output o = {"OUTPUT0", TRITONSERVER_TYPE_FP32, shape, 2, probs,
+  struct TRITONBACKEND_Output o = {"OUTPUT0",   TRITONSERVER_TYPE_FP32, shape, 2, probs,
                                    sizeof probs};
   TRITONBACKEND_Response resp = response_of(&o, 1);
   const char *names[] = {"OUTPUT0"};
@@ -625,8 +642,9 @@ static void test_generate(void) {
        "Unable to parse 'data': Shape does not match true shape of 'data' field"},
       {"{\"text_input\":\"a\",\"parameters\":{\"sequence_start\":3}}",
        "Unable to parse 'sequence_start'"},
-      {"nope", "failed to parse the request JSON buffer: '[' or '{' expected near 'nope' "
-               "at 4"},
+      {"nope",
+       "failed to parse the request JSON buffer: '[' or '{' expected near 'nope' "
+       "at 4"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     st = srv_http_generate_parse(gen, &gen_d, bad[i].json, strlen(bad[i].json), a, &r);
@@ -664,8 +682,7 @@ static void test_generate(void) {
   upb_Arena_Free(a);
 }
 
-static srv_model_t *model_make(const char *name, const char *text,
-                               srv_model_desc_t *d) {
+static srv_model_t *model_make(const char *name, const char *text, srv_model_desc_t *d) {
   upb_Arena *a = upb_Arena_New();
   char err[256];
   inference_ModelConfig *c =
@@ -682,34 +699,33 @@ static srv_model_t *model_make(const char *name, const char *text,
 }
 
 int main(void) {
-  simple = model_make(
-      "simple",
-      "name: 'simple' backend: 'none' max_batch_size: 8\n"
-      "input [{name: 'INPUT0' data_type: TYPE_INT32 dims: [16]},\n"
-      "       {name: 'INPUT1' data_type: TYPE_INT32 dims: [16]}]\n"
-      "output [{name: 'OUTPUT0' data_type: TYPE_INT32 dims: [16]},\n"
-      "        {name: 'OUTPUT1' data_type: TYPE_INT32 dims: [16]}]",
-      &simple_d);
-  types = model_make(
-      "types",
-      "name: 'types' backend: 'none' max_batch_size: 0\n"
-      "input [{name: 'BOOL' data_type: TYPE_BOOL dims: [2] optional: true},\n"
-      "  {name: 'I8' data_type: TYPE_INT8 dims: [2] optional: true},\n"
-      "  {name: 'I16' data_type: TYPE_INT16 dims: [2] optional: true},\n"
-      "  {name: 'I32' data_type: TYPE_INT32 dims: [2] optional: true},\n"
-      "  {name: 'I64' data_type: TYPE_INT64 dims: [2] optional: true},\n"
-      "  {name: 'U8' data_type: TYPE_UINT8 dims: [2] optional: true},\n"
-      "  {name: 'U16' data_type: TYPE_UINT16 dims: [2] optional: true},\n"
-      "  {name: 'U32' data_type: TYPE_UINT32 dims: [2] optional: true},\n"
-      "  {name: 'U64' data_type: TYPE_UINT64 dims: [2] optional: true},\n"
-      "  {name: 'F16' data_type: TYPE_FP16 dims: [2] optional: true},\n"
-      "  {name: 'BF16' data_type: TYPE_BF16 dims: [2] optional: true},\n"
-      "  {name: 'F32' data_type: TYPE_FP32 dims: [2] optional: true},\n"
-      "  {name: 'F64' data_type: TYPE_FP64 dims: [2] optional: true},\n"
-      "  {name: 'STR' data_type: TYPE_STRING dims: [-1] optional: true},\n"
-      "  {name: 'NEST' data_type: TYPE_INT32 dims: [2, 3] optional: true}]\n"
-      "output [{name: 'OUT' data_type: TYPE_INT32 dims: [2]}]",
-      &types_d);
+  simple = model_make("simple",
+                      "name: 'simple' backend: 'none' max_batch_size: 8\n"
+                      "input [{name: 'INPUT0' data_type: TYPE_INT32 dims: [16]},\n"
+                      "       {name: 'INPUT1' data_type: TYPE_INT32 dims: [16]}]\n"
+                      "output [{name: 'OUTPUT0' data_type: TYPE_INT32 dims: [16]},\n"
+                      "        {name: 'OUTPUT1' data_type: TYPE_INT32 dims: [16]}]",
+                      &simple_d);
+  types =
+      model_make("types",
+                 "name: 'types' backend: 'none' max_batch_size: 0\n"
+                 "input [{name: 'BOOL' data_type: TYPE_BOOL dims: [2] optional: true},\n"
+                 "  {name: 'I8' data_type: TYPE_INT8 dims: [2] optional: true},\n"
+                 "  {name: 'I16' data_type: TYPE_INT16 dims: [2] optional: true},\n"
+                 "  {name: 'I32' data_type: TYPE_INT32 dims: [2] optional: true},\n"
+                 "  {name: 'I64' data_type: TYPE_INT64 dims: [2] optional: true},\n"
+                 "  {name: 'U8' data_type: TYPE_UINT8 dims: [2] optional: true},\n"
+                 "  {name: 'U16' data_type: TYPE_UINT16 dims: [2] optional: true},\n"
+                 "  {name: 'U32' data_type: TYPE_UINT32 dims: [2] optional: true},\n"
+                 "  {name: 'U64' data_type: TYPE_UINT64 dims: [2] optional: true},\n"
+                 "  {name: 'F16' data_type: TYPE_FP16 dims: [2] optional: true},\n"
+                 "  {name: 'BF16' data_type: TYPE_BF16 dims: [2] optional: true},\n"
+                 "  {name: 'F32' data_type: TYPE_FP32 dims: [2] optional: true},\n"
+                 "  {name: 'F64' data_type: TYPE_FP64 dims: [2] optional: true},\n"
+                 "  {name: 'STR' data_type: TYPE_STRING dims: [-1] optional: true},\n"
+                 "  {name: 'NEST' data_type: TYPE_INT32 dims: [2, 3] optional: true}]\n"
+                 "output [{name: 'OUT' data_type: TYPE_INT32 dims: [2]}]",
+                 &types_d);
   gen = model_make(
       "gen",
       "name: 'gen' backend: 'none' max_batch_size: 4\n"

@@ -58,8 +58,8 @@ static srv_status_t *tensor_put(json_t *t, const char *name, TRITONSERVER_DataTy
 
 static srv_status_t *output_put(const srv_model_desc_t *d,
                                 const struct TRITONBACKEND_Output *o,
-                                const srv_http_output_opt_t *opt, upb_Arena *a,
-                                json_t *t, parts_t *parts) {
+                                const srv_http_output_opt_t *opt, upb_Arena *a, json_t *t,
+                                parts_t *parts) {
   const void *base = o->buffer ? o->buffer : "";
   if (opt->class_count == 0)
     return tensor_put(t, o->name, o->datatype, o->shape, o->dims_count, base,
@@ -78,8 +78,8 @@ static srv_status_t *outputs_put(const srv_model_desc_t *d,
                                  json_t *root, parts_t *parts) {
   json_t *outputs = json_array();
   json_object_set_new(root, "outputs", outputs);
-  parts->parts = srv_arena_alloc(a, (r->output_count ? r->output_count : 1) *
-                                        sizeof *parts->parts);
+  parts->parts =
+      srv_arena_alloc(a, (r->output_count ? r->output_count : 1) * sizeof *parts->parts);
   for (uint32_t i = 0; i < r->output_count; i++) {
     const struct TRITONBACKEND_Output *o = &r->outputs[i];
     const srv_http_output_opt_t *opt = opt_of(req, opts, o->name);
@@ -111,22 +111,33 @@ srv_status_t *srv_http_infer_encode(const srv_model_desc_t *d,
 
 int srv_http_status_of(TRITONSERVER_Error_Code code) {
   switch (code) {
-    case TRITONSERVER_ERROR_INTERNAL: return 500;
-    case TRITONSERVER_ERROR_NOT_FOUND: return 404;
-    case TRITONSERVER_ERROR_UNAVAILABLE: return 503;
-    case TRITONSERVER_ERROR_UNSUPPORTED: return 501;
-    default: return 400; /* UNKNOWN, INVALID_ARG, ALREADY_EXISTS, CANCELLED */
+    case TRITONSERVER_ERROR_INTERNAL:
+      return 500;
+    case TRITONSERVER_ERROR_NOT_FOUND:
+      return 404;
+    case TRITONSERVER_ERROR_UNAVAILABLE:
+      return 503;
+    case TRITONSERVER_ERROR_UNSUPPORTED:
+      return 501;
+    default:
+      return 400; /* UNKNOWN, INVALID_ARG, ALREADY_EXISTS, CANCELLED */
   }
 }
 
 int srv_http_status_of_grpc(grpc_status_code code) {
   switch (code) {
-    case GRPC_STATUS_OK: return 200;
-    case GRPC_STATUS_INTERNAL: return 500;
-    case GRPC_STATUS_NOT_FOUND: return 404;
-    case GRPC_STATUS_UNAVAILABLE: return 503;
-    case GRPC_STATUS_UNIMPLEMENTED: return 501;
-    default: return 400;
+    case GRPC_STATUS_OK:
+      return 200;
+    case GRPC_STATUS_INTERNAL:
+      return 500;
+    case GRPC_STATUS_NOT_FOUND:
+      return 404;
+    case GRPC_STATUS_UNAVAILABLE:
+      return 503;
+    case GRPC_STATUS_UNIMPLEMENTED:
+      return 501;
+    default:
+      return 400;
   }
 }
 

@@ -64,7 +64,8 @@ srv_status_t *srv_json_params_read(const srv_model_t *m, const json_t *params,
   if (st == NULL) st = flags_read(params, r);
   uint64_t v = UINT64_MAX;
   if (st == NULL) st = uint_read(m, params, "priority", &v);
-  if (st == NULL && v != UINT64_MAX) r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+  if (st == NULL && v != UINT64_MAX)
+    r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
   v = 0;
   if (st == NULL) st = uint_read(m, params, "timeout", &v);
   if (st == NULL) r->timeout_us = v;

@@ -6,11 +6,16 @@
 
 static json_t *param_json(const srv_response_param_t *p) {
   switch (p->type) {
-    case TRITONSERVER_PARAMETER_STRING: return json_string(p->value.s);
-    case TRITONSERVER_PARAMETER_INT: return json_integer(p->value.i);
-    case TRITONSERVER_PARAMETER_BOOL: return json_boolean(p->value.b);
-    case TRITONSERVER_PARAMETER_DOUBLE: return json_real(p->value.d);
-    default: return NULL;
+    case TRITONSERVER_PARAMETER_STRING:
+      return json_string(p->value.s);
+    case TRITONSERVER_PARAMETER_INT:
+      return json_integer(p->value.i);
+    case TRITONSERVER_PARAMETER_BOOL:
+      return json_boolean(p->value.b);
+    case TRITONSERVER_PARAMETER_DOUBLE:
+      return json_real(p->value.d);
+    default:
+      return NULL;
   }
 }
 

@@ -144,11 +144,10 @@ srv_status_t *srv_json_tensor_read(const json_t *data, TRITONSERVER_DataType typ
         "receiving %s data via JSON is not supported. Please use the binary data "
         "format for input %s",
         type == TRITONSERVER_TYPE_FP16 ? "FP16" : "BF16", name);
-  uint64_t size = type == TRITONSERVER_TYPE_BYTES
-                      ? strings_size(data)
-                      : count * api_datatype_byte_size(type);
-  if (type == TRITONSERVER_TYPE_INVALID || (size == 0 && count > 0 &&
-                                            type != TRITONSERVER_TYPE_BYTES))
+  uint64_t size = type == TRITONSERVER_TYPE_BYTES ? strings_size(data)
+                                                  : count * api_datatype_byte_size(type);
+  if (type == TRITONSERVER_TYPE_INVALID ||
+      (size == 0 && count > 0 && type != TRITONSERVER_TYPE_BYTES))
     return BAD("invalid datatype for input %s", name);
   /* count came from JSON values already counted (srv_json_tensor_fits),
    * so size is bounded by the body: at most 8 bytes per value. */
@@ -187,19 +186,30 @@ static json_t *element_json(TRITONSERVER_DataType type, const unsigned char *p) 
   } v;
   memcpy(&v, p, api_datatype_byte_size(type));
   switch (type) {
-    case TRITONSERVER_TYPE_BOOL: return json_boolean(v.u8 != 0);
-    case TRITONSERVER_TYPE_INT8: return json_integer(v.i8);
-    case TRITONSERVER_TYPE_INT16: return json_integer(v.i16);
-    case TRITONSERVER_TYPE_INT32: return json_integer(v.i32);
-    case TRITONSERVER_TYPE_INT64: return json_integer(v.i64);
-    case TRITONSERVER_TYPE_UINT8: return json_integer(v.u8);
-    case TRITONSERVER_TYPE_UINT16: return json_integer(v.u16);
-    case TRITONSERVER_TYPE_UINT32: return json_integer(v.u32);
+    case TRITONSERVER_TYPE_BOOL:
+      return json_boolean(v.u8 != 0);
+    case TRITONSERVER_TYPE_INT8:
+      return json_integer(v.i8);
+    case TRITONSERVER_TYPE_INT16:
+      return json_integer(v.i16);
+    case TRITONSERVER_TYPE_INT32:
+      return json_integer(v.i32);
+    case TRITONSERVER_TYPE_INT64:
+      return json_integer(v.i64);
+    case TRITONSERVER_TYPE_UINT8:
+      return json_integer(v.u8);
+    case TRITONSERVER_TYPE_UINT16:
+      return json_integer(v.u16);
+    case TRITONSERVER_TYPE_UINT32:
+      return json_integer(v.u32);
     case TRITONSERVER_TYPE_UINT64:
       return v.u64 > INT64_MAX ? NULL : json_integer((json_int_t)v.u64);
-    case TRITONSERVER_TYPE_FP32: return isfinite(v.f) ? json_real(v.f) : NULL;
-    case TRITONSERVER_TYPE_FP64: return isfinite(v.d) ? json_real(v.d) : NULL;
-    default: return NULL;
+    case TRITONSERVER_TYPE_FP32:
+      return isfinite(v.f) ? json_real(v.f) : NULL;
+    case TRITONSERVER_TYPE_FP64:
+      return isfinite(v.d) ? json_real(v.d) : NULL;
+    default:
+      return NULL;
   }
 }
 
@@ -232,7 +242,8 @@ srv_status_t *srv_json_tensor_write(const char *name, TRITONSERVER_DataType type
         "sending %s data via JSON is not supported. Please use the binary data "
         "format for output",
         type == TRITONSERVER_TYPE_FP16 ? "FP16" : "BF16");
-  if (type == TRITONSERVER_TYPE_BYTES) return bytes_write(name, p, byte_size, count, array);
+  if (type == TRITONSERVER_TYPE_BYTES)
+    return bytes_write(name, p, byte_size, count, array);
   uint32_t width = api_datatype_byte_size(type);
   if (width == 0) return BAD("Invalid data type for output tensor");
   if (byte_size / width != count || byte_size % width != 0) return size_wrong(name);
