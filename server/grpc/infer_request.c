@@ -115,9 +115,8 @@ static srv_status_t *outputs_build(const srv_model_t *m, const srv_model_desc_t 
 }
 
 /* An integer parameter, given as int64 or uint64 (clients differ). */
-static srv_status_t *param_uint(const srv_model_t *m,
-                                const inference_InferParameter *p, const char *key,
-                                uint64_t *out) {
+static srv_status_t *param_uint(const srv_model_t *m, const inference_InferParameter *p,
+                                const char *key, uint64_t *out) {
   switch (inference_InferParameter_parameter_choice_case(p)) {
     case inference_InferParameter_parameter_choice_int64_param: {
       int64_t v = inference_InferParameter_int64_param(p);

@@ -7,23 +7,11 @@
 
 #include "server/api/datatype.h"
 #include "server/common/memory.h"
+#include "server/http/json_tensor.h"
 
 /* Element i of a numeric tensor, as a double. */
 static double value_at(TRITONSERVER_DataType t, const unsigned char *base, uint64_t i) {
-  union {
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    float f;
-    double d;
-  } v;
-  uint32_t w = api_datatype_byte_size(t);
-  memcpy(&v, base + i * w, w);
+  srv_json_scalar_t v = srv_json_scalar_at(t, base, i);
   switch (t) {
     case TRITONSERVER_TYPE_INT8:
       return v.i8;

@@ -55,12 +55,7 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
     st = srv_check_input_data(m, spec, spec->datatype, shape, dims, buf, 1,
                               &out->byte_size);
   if (st != NULL) return st;
-  out->name = spec->name;
-  out->datatype = spec->datatype;
-  out->shape = shape;
-  out->dims_count = dims;
-  out->buffers = buf;
-  out->buffer_count = 1;
+  srv_json_input_set(out, spec, spec->datatype, shape, dims, buf);
   return NULL;
 }
 

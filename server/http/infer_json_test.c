@@ -83,9 +83,11 @@ static const struct TRITONBACKEND_Input *input_named(const TRITONBACKEND_Request
   "},{\"name\":\"INPUT1\",\"datatype\":\"INT32\","                             \
   "\"shape\":[1,16],\"data\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]"
 
+/* A valid request's start, for the cases that add to it. */
+#define SIMPLE_16 SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+
 static void test_simple_flat_and_nested(void) {
-  parsed_t p = parse(&*simple, &simple_d,
-                     SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]") "}");
+  parsed_t p = parse(&*simple, &simple_d, SIMPLE_16 "}");
   REQUIRE(p.r != NULL);
   CHECK_EQ_U64(p.r->input_count, 2);
   CHECK_EQ_U64(p.r->batch_size, 1);
@@ -323,7 +325,7 @@ static void test_binary_inputs(void) {
 
 static void test_parameters(void) {
   parsed_t p = parse(simple, &simple_d,
-                     SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+                     SIMPLE_16
                      ",\"parameters\":{\"sequence_id\":42,\"sequence_start\":true,"
                      "\"sequence_end\":false,\"priority\":7000000000,\"timeout\":5,"
                      "\"binary_data_output\":true,\"other\":[1]}}");
@@ -337,7 +339,7 @@ static void test_parameters(void) {
   CHECK(p.opts.outputs[0].binary && p.opts.outputs[1].binary);
   done(&p);
   p = parse(simple, &simple_d,
-            SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+            SIMPLE_16
             ",\"parameters\":{\"sequence_id\":\"conv-1\",\"sequence_end\":true}}");
   REQUIRE(p.r != NULL);
   CHECK_STREQ(p.r->correlation_id_string, "conv-1");
@@ -361,15 +363,14 @@ static void test_parameters(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char json[1024];
-    snprintf(json, sizeof json, "%s,\"parameters\":%s}",
-             SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]"), bad[i].params);
+    snprintf(json, sizeof json, "%s,\"parameters\":%s}", SIMPLE_16, bad[i].params);
     refused(simple, &simple_d, json, bad[i].message);
   }
   char json[2048], id[SRV_SEQUENCE_ID_MAX + 2];
   memset(id, 'q', sizeof id - 1);
   id[sizeof id - 1] = '\0';
-  snprintf(json, sizeof json, "%s,\"parameters\":{\"sequence_id\":\"%s\"}}",
-           SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]"), id);
+  snprintf(json, sizeof json, "%s,\"parameters\":{\"sequence_id\":\"%s\"}}", SIMPLE_16,
+           id);
   refused(simple, &simple_d, json,
           "model 'simple': parameter 'sequence_id' is a string of 257 bytes, above the "
           "limit of 256");
@@ -377,7 +378,7 @@ static void test_parameters(void) {
 
 static void test_outputs(void) {
   parsed_t p = parse(simple, &simple_d,
-                     SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+                     SIMPLE_16
                      ",\"outputs\":[{\"name\":\"OUTPUT1\",\"parameters\":"
                      "{\"binary_data\":true}},{\"name\":\"OUTPUT0\",\"parameters\":"
                      "{\"classification\":3}}]}");
@@ -388,22 +389,18 @@ static void test_outputs(void) {
   CHECK_EQ_U64(p.opts.outputs[1].class_count, 3);
   CHECK(!p.opts.outputs[1].binary);
   done(&p);
-  refused(simple, &simple_d,
-          SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
-          ",\"outputs\":[{\"name\":\"NOPE\"}]}",
+  refused(simple, &simple_d, SIMPLE_16 ",\"outputs\":[{\"name\":\"NOPE\"}]}",
           "unexpected inference output 'NOPE' for model 'simple'");
   refused(simple, &simple_d,
-          SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+          SIMPLE_16
           ",\"outputs\":[{\"name\":\"OUTPUT0\",\"parameters\":{\"binary_data\":1}}]}",
           "Unable to parse 'binary_data'");
   refused(simple, &simple_d,
-          SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]")
+          SIMPLE_16
           ",\"outputs\":[{\"name\":\"OUTPUT0\",\"parameters\":{\"classification\":"
           "\"3\"}}]}",
           "Unable to parse 'classification'");
-  refused(simple, &simple_d,
-          SIMPLE_IN("[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]") ",\"outputs\":{}}",
-          "Unable to parse 'outputs'");
+  refused(simple, &simple_d, SIMPLE_16 ",\"outputs\":{}}", "Unable to parse 'outputs'");
 }
 
 /* A response with the given outputs, and the request they answer. */
@@ -413,6 +410,16 @@ static TRITONBACKEND_Response response_of(struct TRITONBACKEND_Output *o, uint32
   r.outputs = o;
   r.output_count = r.output_cap = n;
   return r;
+}
+
+/* A request for the outputs `names`, as the parse would have made it. */
+static TRITONBACKEND_Request request_for(const char **names, uint32_t n, const char *id) {
+  TRITONBACKEND_Request req;
+  memset(&req, 0, sizeof req);
+  req.id = id;
+  req.outputs = names;
+  req.output_count = n;
+  return req;
 }
 
 static void test_encode_json_types(void) {
@@ -442,11 +449,7 @@ static void test_encode_json_types(void) {
   const char *names[] = {"BOOL", "I8", "U16", "I64", "U64", "F32", "F64", "STR"};
   srv_http_output_opt_t opts_o[8] = {{0}};
   srv_http_infer_opts_t opts = {opts_o, 8, false};
-  TRITONBACKEND_Request req;
-  memset(&req, 0, sizeof req);
-  req.id = "r1";
-  req.outputs = names;
-  req.output_count = 8;
+  TRITONBACKEND_Request req = request_for(names, 8, "r1");
   upb_Arena *a = upb_Arena_New();
   srv_http_infer_reply_t out;
   srv_status_t *st = srv_http_infer_encode(&types_d, &req, &opts, &resp, a, &out);
@@ -493,11 +496,7 @@ static void encode_refused(struct TRITONBACKEND_Output *o, const char *message) 
   const char *names[] = {o->name};
   srv_http_output_opt_t opt = {0};
   srv_http_infer_opts_t opts = {&opt, 1, false};
-  TRITONBACKEND_Request req;
-  memset(&req, 0, sizeof req);
-  req.id = "";
-  req.outputs = names;
-  req.output_count = 1;
+  TRITONBACKEND_Request req = request_for(names, 1, "");
   upb_Arena *a = upb_Arena_New();
   srv_http_infer_reply_t out;
   srv_status_t *st = srv_http_infer_encode(&types_d, &req, &opts, &resp, a, &out);
@@ -545,11 +544,7 @@ static void test_classification(void) {
   const char *names[] = {"OUTPUT0"};
   srv_http_output_opt_t opt = {.class_count = 2};
   srv_http_infer_opts_t opts = {&opt, 1, false};
-  TRITONBACKEND_Request req;
-  memset(&req, 0, sizeof req);
-  req.id = "";
-  req.outputs = names;
-  req.output_count = 1;
+  TRITONBACKEND_Request req = request_for(names, 1, "");
   upb_Arena *a = upb_Arena_New();
   srv_http_infer_reply_t out;
   srv_status_t *st = srv_http_infer_encode(&simple_d, &req, &opts, &resp, a, &out);

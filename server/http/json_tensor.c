@@ -170,21 +170,28 @@ static srv_status_t *no_json_form(const char *name, uint64_t i) {
       name, (unsigned long long)i);
 }
 
+srv_json_scalar_t srv_json_scalar_at(TRITONSERVER_DataType type, const void *base,
+                                     uint64_t i) {
+  srv_json_scalar_t v = {0};
+  uint32_t w = api_datatype_byte_size(type);
+  if (w <= sizeof v) memcpy(&v, (const unsigned char *)base + i * w, w);
+  return v;
+}
+
+void srv_json_input_set(struct TRITONBACKEND_Input *out, const srv_tensor_spec_t *spec,
+                        TRITONSERVER_DataType type, const int64_t *shape, uint32_t dims,
+                        const srv_buffer_t *buf) {
+  out->name = spec->name;
+  out->datatype = type;
+  out->shape = shape;
+  out->dims_count = dims;
+  out->buffers = buf;
+  out->buffer_count = 1;
+}
+
 /* One element at p as a JSON value; NULL when it has none. */
 static json_t *element_json(TRITONSERVER_DataType type, const unsigned char *p) {
-  union {
-    int8_t i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    float f;
-    double d;
-  } v;
-  memcpy(&v, p, api_datatype_byte_size(type));
+  srv_json_scalar_t v = srv_json_scalar_at(type, p, 0);
   switch (type) {
     case TRITONSERVER_TYPE_BOOL:
       return json_boolean(v.u8 != 0);

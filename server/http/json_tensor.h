@@ -44,6 +44,30 @@ srv_status_t *srv_json_tensor_write(const char *name, TRITONSERVER_DataType type
                                     const void *base, uint64_t byte_size, uint64_t count,
                                     json_t *array);
 
+/** One element of a fixed-width tensor (BOOL, integers, FP32/FP64). */
+typedef union {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  float f;
+  double d;
+} srv_json_scalar_t;
+
+/** Element i of a fixed-width tensor of `type` at `base` (any alignment). */
+srv_json_scalar_t srv_json_scalar_at(TRITONSERVER_DataType type, const void *base,
+                                     uint64_t i);
+
+/** Points `out` at the checked data of an input of spec: name, type,
+ *  shape and its one buffer (byte_size is the check's, set before). */
+void srv_json_input_set(struct TRITONBACKEND_Input *out, const srv_tensor_spec_t *spec,
+                        TRITONSERVER_DataType type, const int64_t *shape, uint32_t dims,
+                        const srv_buffer_t *buf);
+
 /** Elements in `shape`; the caller checked that it does not wrap. */
 uint64_t srv_json_tensor_count(const int64_t *shape, uint32_t dims_count);
 
