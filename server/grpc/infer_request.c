@@ -115,9 +115,8 @@ static srv_status_t *outputs_build(const srv_model_t *m, const srv_model_desc_t 
 }
 
 /* An integer parameter, given as int64 or uint64 (clients differ). */
-static srv_status_t *param_uint(const srv_model_desc_t *d,
-                                const inference_InferParameter *p, const char *key,
-                                uint64_t *out) {
+static srv_status_t *param_uint(const srv_model_t *m, const inference_InferParameter *p,
+                                const char *key, uint64_t *out) {
   switch (inference_InferParameter_parameter_choice_case(p)) {
     case inference_InferParameter_parameter_choice_int64_param: {
       int64_t v = inference_InferParameter_int64_param(p);
@@ -131,7 +130,7 @@ static srv_status_t *param_uint(const srv_model_desc_t *d,
     default:
       break;
   }
-  return BAD("model '%s': parameter '%s' must be a non-negative integer", d->name, key);
+  return srv_check_param_uint_error(m, key);
 }
 
 /* `sequence_id` as Triton's gRPC frontend takes it: int64_param (its bits
@@ -153,13 +152,8 @@ static srv_status_t *sequence_id_read(const srv_model_desc_t *d,
       return NULL;
     case inference_InferParameter_parameter_choice_string_param: {
       upb_StringView v = inference_InferParameter_string_param(p);
-      if (v.size > SRV_GRPC_SEQUENCE_ID_MAX)
-        return BAD(
-            "model '%s': parameter 'sequence_id' is a string of %zu bytes, above "
-            "the limit of %u",
-            d->name, v.size, SRV_GRPC_SEQUENCE_ID_MAX);
-      if (memchr(v.data, '\0', v.size) != NULL)
-        return BAD("model '%s': parameter 'sequence_id' holds a NUL byte", d->name);
+      srv_status_t *st = srv_check_sequence_id_string(r->model, v.data, v.size);
+      if (st != NULL) return st;
       r->correlation_id_string = srv_arena_strview(arena, v);
       return NULL;
     }
@@ -218,13 +212,13 @@ static srv_status_t *params_read(const srv_model_desc_t *d,
   uint64_t v = 0;
   if (inference_ModelInferRequest_parameters_get(
           req, upb_StringView_FromString("priority"), &p)) {
-    srv_status_t *st = param_uint(d, p, "priority", &v);
+    srv_status_t *st = param_uint(r->model, p, "priority", &v);
     if (st != NULL) return st;
     r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
   }
   if (inference_ModelInferRequest_parameters_get(
           req, upb_StringView_FromString("timeout"), &p)) {
-    srv_status_t *st = param_uint(d, p, "timeout", &v);
+    srv_status_t *st = param_uint(r->model, p, "timeout", &v);
     if (st != NULL) return st;
     r->timeout_us = v;
   }

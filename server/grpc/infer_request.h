@@ -9,9 +9,8 @@
 #include "server/common/status.h"
 #include "server/core/core.h"
 
-/** Longest string `sequence_id`, in bytes (Triton has no bound; its CORRID
- *  control tensor once held 128). */
-#define SRV_GRPC_SEQUENCE_ID_MAX 256u
+/** Longest string `sequence_id`, in bytes: the core's bound. */
+#define SRV_GRPC_SEQUENCE_ID_MAX SRV_SEQUENCE_ID_MAX
 
 /** Builds *out in `arena`; d is m's description (srv_model_describe). On error nothing
  * needs freeing. */

@@ -37,6 +37,12 @@ srv_http_bytes_t srv_http_body(const srv_http_exchange_t *x);
 bool srv_http_header(const srv_http_exchange_t *x, const char *name,
                      srv_http_bytes_t *value);
 
+/** Adds a response header (copied) to the answer that comes next, at most
+ *  SRV_HTTP_EXTRA_HEADERS of them. The answering thread, before
+ *  srv_http_reply. */
+#define SRV_HTTP_EXTRA_HEADERS 4
+void srv_http_add_header(srv_http_exchange_t *x, const char *name, const char *value);
+
 /** Answers x with `status`, a Content-Type (NULL: none) and `body`, and
  *  ends the exchange: x is not to be used after. Any thread, once. */
 void srv_http_reply(srv_http_exchange_t *x, int status, const char *content_type,

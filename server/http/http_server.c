@@ -73,6 +73,8 @@ struct srv_http_exchange {
   const char *content_type;
   srv_http_body_t body;
   srv_http_bytes_t *parts; /* the body's parts, copied */
+  char *headers[SRV_HTTP_EXTRA_HEADERS][2];
+  int header_count;
   bool answered, sent;
 };
 
@@ -82,6 +84,10 @@ static _Thread_local loop_t *current_loop;
 
 static void exchange_free(srv_http_exchange_t *x) {
   if (x->body.release != NULL) x->body.release(x->body.release_arg);
+  for (int i = 0; i < x->header_count; i++) {
+    free(x->headers[i][0]);
+    free(x->headers[i][1]);
+  }
   free(x->parts);
   free(x);
 }
@@ -146,6 +152,10 @@ static void deliver(srv_http_exchange_t *x) {
   if (x->content_type != NULL)
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                    x->content_type, strlen(x->content_type));
+  for (int i = 0; i < x->header_count; i++)
+    h2o_add_header_by_str(&req->pool, &req->res.headers, x->headers[i][0],
+                          strlen(x->headers[i][0]), 1, NULL, x->headers[i][1],
+                          strlen(x->headers[i][1]));
   h2o_iovec_t *vecs = h2o_mem_alloc_pool(&req->pool, (x->body.count + 1) * sizeof *vecs);
   size_t total = 0;
   for (size_t i = 0; i < x->body.count; i++) {
@@ -166,6 +176,13 @@ static void answers_receive(h2o_multithread_receiver_t *r, h2o_linklist_t *messa
     h2o_linklist_unlink(&m->link);
     deliver((srv_http_exchange_t *)m);
   }
+}
+
+void srv_http_add_header(srv_http_exchange_t *x, const char *name, const char *value) {
+  if (x->header_count == SRV_HTTP_EXTRA_HEADERS) SRV_FATAL("too many HTTP headers");
+  x->headers[x->header_count][0] = srv_strdup(name);
+  x->headers[x->header_count][1] = srv_strdup(value);
+  x->header_count++;
 }
 
 void srv_http_reply(srv_http_exchange_t *x, int status, const char *content_type,

@@ -9,6 +9,8 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/http/exchange.h"
+#include "server/http/infer_json.h"
+#include "server/http/rest_infer.h"
 
 struct srv_rest {
   srv_server_t *srv;
@@ -97,6 +99,23 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
   if (r->count >= 5 && seg_is(r->seg[3], "versions")) {
     version = r->seg[4];
     at = 5;
+  }
+  if (r->count == at + 1 && seg_is(r->seg[at], "infer")) {
+    if (!method_is(x, "POST")) {
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+      return;
+    }
+    srv_model_t *m;
+    srv_status_t *st = srv_registry_lookup(rest->srv->registry, name.base, name.len,
+                                           version.base, version.len, &m);
+    if (st != NULL) {
+      srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+                           srv_status_message(st));
+      srv_status_free(st);
+      return;
+    }
+    srv_rest_infer(rest->srv, x, m);
+    return;
   }
   if (r->count == at + 1 && seg_is(r->seg[at], "ready")) {
     if (!method_is(x, "GET"))

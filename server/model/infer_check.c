@@ -209,3 +209,20 @@ srv_status_t *srv_check_output_name(const srv_model_t *m, const char *name, size
   return BAD("unexpected inference output '%s' for model '%s'", srv_quote(q, name, len),
              m->name);
 }
+
+srv_status_t *srv_check_sequence_id_string(const srv_model_t *m, const char *s,
+                                           size_t len) {
+  if (len > SRV_SEQUENCE_ID_MAX)
+    return BAD(
+        "model '%s': parameter 'sequence_id' is a string of %zu bytes, above "
+        "the limit of %u",
+        srv_model_name(m), len, SRV_SEQUENCE_ID_MAX);
+  if (len > 0 && memchr(s, '\0', len) != NULL)
+    return BAD("model '%s': parameter 'sequence_id' holds a NUL byte", srv_model_name(m));
+  return NULL;
+}
+
+srv_status_t *srv_check_param_uint_error(const srv_model_t *m, const char *key) {
+  return BAD("model '%s': parameter '%s' must be a non-negative integer",
+             srv_model_name(m), key);
+}

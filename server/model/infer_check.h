@@ -56,4 +56,18 @@ srv_status_t *srv_check_batch(const srv_model_t *m, TRITONBACKEND_Request *r);
 srv_status_t *srv_check_output_name(const srv_model_t *m, const char *name, size_t len,
                                     const char **found);
 
+/** Longest string correlation ID (`sequence_id`), in bytes, for every
+ *  frontend (Triton has no bound; its CORRID control tensor once held
+ *  128). */
+#define SRV_SEQUENCE_ID_MAX 256u
+
+/** A string `sequence_id` of `len` bytes: within SRV_SEQUENCE_ID_MAX and
+ *  without a NUL inside (Triton would cut it there, making two ids one). */
+srv_status_t *srv_check_sequence_id_string(const srv_model_t *m, const char *s,
+                                           size_t len);
+
+/** The error for a `priority` or `timeout` parameter (`key`) that is not a
+ *  non-negative integer. */
+srv_status_t *srv_check_param_uint_error(const srv_model_t *m, const char *key);
+
 #endif

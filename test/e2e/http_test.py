@@ -5,10 +5,12 @@ several loop threads on one port, and a clean stop with connections open.
 """
 
 import http.client
+import json
 import socket
 import threading
 import unittest
 
+import numpy as np
 import requests
 
 import harness
@@ -88,6 +90,114 @@ class HttpServerTest(harness.ServerTestCase):
                         errors.append(r.status_code)
 
         threads = [threading.Thread(target=client) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+
+def simple_body(a, b, outputs=None, binary=False):
+    """A KServe v2 JSON body for `simple` (INT32 [1, 16] inputs), with the
+    inputs as JSON data or as binary parts after the header."""
+    inputs, parts = [], b""
+    for name, arr in (("INPUT0", a), ("INPUT1", b)):
+        t = {"name": name, "datatype": "INT32", "shape": list(arr.shape)}
+        if binary:
+            t["parameters"] = {"binary_data_size": arr.nbytes}
+            parts += arr.tobytes()
+        else:
+            t["data"] = arr.flatten().tolist()
+        inputs.append(t)
+    body = {"inputs": inputs}
+    if outputs is not None:
+        body["outputs"] = [{"name": n, "parameters": {"binary_data": binary}}
+                           for n in outputs]
+    header = json.dumps(body).encode()
+    return header + parts, len(header)
+
+
+class HttpInferTest(harness.ServerTestCase):
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0")
+
+    def post(self, path, data, headers=None):
+        return requests.post(self.server.http_url + path, data=data, headers=headers,
+                             timeout=30)
+
+    def test_json_in_json_out(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        b = np.full((1, 16), 3, dtype=np.int32)
+        body, _ = simple_body(a, b)
+        r = self.post("/v2/models/simple/infer", body)
+        self.assertEqual(r.status_code, 200, r.text)
+        out = {o["name"]: o for o in r.json()["outputs"]}
+        self.assertEqual(out["OUTPUT0"]["data"], (a + b).flatten().tolist())
+        self.assertEqual(out["OUTPUT1"]["data"], (a - b).flatten().tolist())
+        self.assertEqual(out["OUTPUT0"]["shape"], [1, 16])
+        self.assertEqual(r.json()["model_name"], "simple")
+
+    def test_binary_in_binary_out(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16) - 8
+        b = np.arange(16, dtype=np.int32).reshape(1, 16) * 7
+        body, header_len = simple_body(a, b, outputs=["OUTPUT1"], binary=True)
+        r = self.post("/v2/models/simple/infer", body,
+                      {"Inference-Header-Content-Length": str(header_len)})
+        self.assertEqual(r.status_code, 200, r.text)
+        n = int(r.headers["Inference-Header-Content-Length"])
+        header = json.loads(r.content[:n])
+        self.assertEqual([o["name"] for o in header["outputs"]], ["OUTPUT1"])
+        self.assertEqual(header["outputs"][0]["parameters"]["binary_data_size"], 64)
+        got = np.frombuffer(r.content[n:], dtype=np.int32).reshape(1, 16)
+        np.testing.assert_array_equal(got, a - b)
+
+    def test_ensemble_over_http(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        b = np.ones((1, 16), dtype=np.int32)
+        body, _ = simple_body(a, b)
+        r = self.post("/v2/models/simple_ensemble/infer", body)
+        self.assertEqual(r.status_code, 200, r.text)
+        out = {o["name"]: o["data"] for o in r.json()["outputs"]}
+        self.assertEqual(out["OUTPUT0"], (2 * a).flatten().tolist())
+
+    def test_refusals(self):
+        cases = [
+            ("/v2/models/simple/infer", b"{not json", 400),
+            ("/v2/models/simple/infer", b'{"inputs": [{"name": "INPUT0", "datatype": '
+             b'"INT32", "shape": [1, 16], "data": [1, 2]}]}', 400),
+            ("/v2/models/no_such_model/infer", b"{}", None),
+            ("/v2/models/repeat_int32/infer", b"{}", 400),
+        ]
+        for path, body, status in cases:
+            r = self.post(path, body)
+            self.assertGreaterEqual(r.status_code, 400, (path, body))
+            if status is not None:
+                self.assertEqual(r.status_code, status, (path, r.text))
+            self.assertIn("error", r.json())
+        r = self.post("/v2/models/simple/infer", b"{}",
+                      {"Inference-Header-Content-Length": "99"})
+        self.assertEqual(r.status_code, 400)
+        r = requests.get(self.server.http_url + "/v2/models/simple/infer", timeout=10)
+        self.assertEqual(r.status_code, 405)
+
+    def test_many_concurrent_requests(self):
+        errors = []
+
+        def client(seed):
+            rng = np.random.default_rng(seed)
+            with requests.Session() as session:
+                for _ in range(50):
+                    a = rng.integers(-100, 100, (1, 16), dtype=np.int32)
+                    b = rng.integers(-100, 100, (1, 16), dtype=np.int32)
+                    body, n = simple_body(a, b, outputs=["OUTPUT0"], binary=True)
+                    r = session.post(self.server.http_url + "/v2/models/simple/infer",
+                                     data=body, timeout=30,
+                                     headers={"Inference-Header-Content-Length": str(n)})
+                    k = int(r.headers.get("Inference-Header-Content-Length", 0))
+                    got = np.frombuffer(r.content[k:], dtype=np.int32)
+                    if r.status_code != 200 or not np.array_equal(got, (a + b).ravel()):
+                        errors.append(r.status_code)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
         for t in threads:
             t.start()
         for t in threads:

@@ -1,0 +1,114 @@
+/* Top-k classification strings (see classify.h). */
+#include "server/http/classify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server/api/datatype.h"
+#include "server/common/memory.h"
+#include "server/http/json_tensor.h"
+
+/* Element i of a numeric tensor, as a double. */
+static double value_at(TRITONSERVER_DataType t, const unsigned char *base, uint64_t i) {
+  srv_json_scalar_t v = srv_json_scalar_at(t, base, i);
+  switch (t) {
+    case TRITONSERVER_TYPE_INT8:
+      return v.i8;
+    case TRITONSERVER_TYPE_INT16:
+      return v.i16;
+    case TRITONSERVER_TYPE_INT32:
+      return v.i32;
+    case TRITONSERVER_TYPE_INT64:
+      return (double)v.i64;
+    case TRITONSERVER_TYPE_UINT8:
+      return v.u8;
+    case TRITONSERVER_TYPE_UINT16:
+      return v.u16;
+    case TRITONSERVER_TYPE_UINT32:
+      return v.u32;
+    case TRITONSERVER_TYPE_UINT64:
+      return (double)v.u64;
+    case TRITONSERVER_TYPE_FP32:
+      return v.f;
+    default:
+      return v.d;
+  }
+}
+
+static bool classifiable(TRITONSERVER_DataType t) {
+  return t != TRITONSERVER_TYPE_BYTES && t != TRITONSERVER_TYPE_BOOL &&
+         t != TRITONSERVER_TYPE_FP16 && t != TRITONSERVER_TYPE_BF16 &&
+         api_datatype_byte_size(t) != 0;
+}
+
+/* Index of the best of `n` values at `base` not yet taken (ties: lower
+ * index). k passes over the entry: k is small in practice (top 1..10) and
+ * the cost is bounded by k x entry's size, which the backend made. */
+static uint64_t best_untaken(TRITONSERVER_DataType t, const unsigned char *base,
+                             uint64_t n, const unsigned char *taken) {
+  uint64_t best = n;
+  double bv = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    double v = value_at(t, base, i);
+    if (best == n || v > bv) {
+      best = i;
+      bv = v;
+    }
+  }
+  return best;
+}
+
+/* Longest "score:index" string: %f below 1e15 (at most 24 characters), %g
+ * above (Triton prints %f; past 1e15 the digits only say "huge"), a colon
+ * and a 64-bit index. */
+#define CLASS_STR_MAX 64
+
+/* One "score:index" string appended at *at (room checked by the caller). */
+static void class_put(unsigned char *buf, uint64_t *at, double v, uint64_t idx) {
+  char s[CLASS_STR_MAX];
+  int len = snprintf(s, sizeof s, fabs(v) < 1e15 ? "%f:%llu" : "%g:%llu", v,
+                     (unsigned long long)idx);
+  uint32_t l = len < 0 ? 0 : (uint32_t)len;
+  memcpy(buf + *at, &l, 4);
+  memcpy(buf + *at + 4, s, l);
+  *at += 4 + l;
+}
+
+srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, uint32_t k,
+                           upb_Arena *a, srv_classes_t *out) {
+  if (!classifiable(o->datatype))
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "class result not available for output due to unsupported "
+                          "type '%s'",
+                          api_datatype_protocol_name(o->datatype));
+  uint32_t w = api_datatype_byte_size(o->datatype);
+  uint64_t total = o->byte_size / w;
+  uint64_t batch = batched && o->dims_count > 0 ? (uint64_t)o->shape[0] : 1;
+  if (batch == 0 || total % batch != 0 || o->byte_size % w != 0)
+    return srv_status_new(GRPC_STATUS_INTERNAL,
+                          "output tensor shape does not match size of output for '%s'",
+                          o->name);
+  uint64_t n = total / batch;
+  uint64_t kk = k < n ? k : n;
+  unsigned char *buf = srv_arena_alloc(a, batch * kk * (4 + CLASS_STR_MAX));
+  unsigned char *taken = srv_arena_alloc(a, n ? n : 1);
+  uint64_t at = 0;
+  for (uint64_t b = 0; b < batch; b++) {
+    const unsigned char *base = (const unsigned char *)o->buffer + b * n * w;
+    memset(taken, 0, n ? n : 1);
+    for (uint64_t j = 0; j < kk; j++) {
+      uint64_t idx = best_untaken(o->datatype, base, n, taken);
+      taken[idx] = 1;
+      class_put(buf, &at, value_at(o->datatype, base, idx), idx);
+    }
+  }
+  out->bytes.base = buf;
+  out->bytes.size = at;
+  out->count = batch * kk;
+  out->dims_count = batched ? 2 : 1;
+  out->shape[0] = batched ? (int64_t)batch : (int64_t)kk;
+  out->shape[1] = (int64_t)kk;
+  return NULL;
+}

@@ -1,0 +1,263 @@
+/* KServe v2 REST inference request -> TRITONBACKEND_Request (see
+ * infer_json.h). Runs on the HTTP frontend's actor. The JSON tree is
+ * jansson's (heap) and freed before returning: whatever the request keeps
+ * of it is copied into the arena first. */
+#include "server/http/infer_json.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#include "server/api/datatype.h"
+#include "server/common/memory.h"
+#include "server/http/json_params.h"
+#include "server/http/json_tensor.h"
+
+#define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* The binary section after the JSON header, consumed in input order. */
+typedef struct {
+  const char *at;
+  size_t left;
+  bool has_header; /* Inference-Header-Content-Length was given */
+} binary_t;
+
+static srv_status_t *shape_read(const json_t *in, upb_Arena *arena, int64_t **shape,
+                                uint32_t *n) {
+  const json_t *s = json_object_get(in, "shape");
+  if (!json_is_array(s)) return BAD("Unable to parse 'shape'");
+  size_t count = json_array_size(s);
+  if (count > SRV_JSON_DIMS_MAX)
+    return BAD("Unable to parse 'shape': %zu dimensions, above the limit of %u", count,
+               SRV_JSON_DIMS_MAX);
+  *shape = srv_arena_alloc(arena, (count ? count : 1) * sizeof **shape);
+  for (size_t i = 0; i < count; i++) {
+    const json_t *d = json_array_get(s, i);
+    if (!json_is_integer(d) || json_integer_value(d) < 0)
+      return BAD("Unable to parse 'shape'");
+    (*shape)[i] = json_integer_value(d);
+  }
+  *n = (uint32_t)count;
+  return NULL;
+}
+
+/* `binary_data_size` of an input, when it has one. */
+static srv_status_t *binary_size_read(const json_t *in, bool *is_binary, uint64_t *size) {
+  const json_t *p = json_object_get(in, "parameters");
+  *is_binary = false;
+  if (p == NULL) return NULL;
+  if (!json_is_object(p)) return BAD("Unable to parse 'parameters'");
+  if (json_object_get(p, "shared_memory_region") != NULL)
+    return BAD("input parameter 'shared_memory_region' is not supported yet");
+  const json_t *b = json_object_get(p, "binary_data_size");
+  if (b == NULL) return NULL;
+  if (!json_is_integer(b) || json_integer_value(b) < 0)
+    return BAD("Unable to parse 'binary_data_size'");
+  *is_binary = true;
+  *size = (uint64_t)json_integer_value(b);
+  return NULL;
+}
+
+static srv_status_t *binary_take(const srv_model_desc_t *d, const char *name,
+                                 uint64_t size, binary_t *bin, srv_buffer_t *buf) {
+  if (size > 0 && !bin->has_header)
+    return BAD(
+        "must specify valid 'Inference-Header-Content-Length' in request header and "
+        "'binary_data_size' when passing inputs in binary data format");
+  if (size > bin->left)
+    return BAD(
+        "unexpected size for input '%s', expecting %llu additional bytes for model "
+        "'%s'",
+        name, (unsigned long long)(size - bin->left), d->name);
+  buf->base = bin->at;
+  buf->size = size;
+  bin->at += size;
+  bin->left -= size;
+  return NULL;
+}
+
+/* The data of one input: binary, or JSON `data` checked against the shape
+ * before anything is allocated for it. */
+static srv_status_t *data_read(const srv_model_desc_t *d, const json_t *in,
+                               const srv_tensor_spec_t *spec, TRITONSERVER_DataType type,
+                               const int64_t *shape, uint32_t dims, binary_t *bin,
+                               upb_Arena *arena, srv_buffer_t *buf) {
+  bool is_binary;
+  uint64_t size = 0;
+  srv_status_t *st = binary_size_read(in, &is_binary, &size);
+  if (st != NULL) return st;
+  const json_t *data = json_object_get(in, "data");
+  if (is_binary && data != NULL)
+    return BAD("Input '%s' has both 'data' and 'binary_data_size' specified", spec->name);
+  if (is_binary) return binary_take(d, spec->name, size, bin, buf);
+  if (data == NULL)
+    return BAD("must specify 'data' or 'binary_data_size' for input '%s' of model '%s'",
+               spec->name, d->name);
+  uint64_t count = srv_json_tensor_count(shape, dims);
+  if (!srv_json_tensor_fits(data, shape, dims, count)) return BAD(SRV_JSON_SHAPE_TEXT);
+  return srv_json_tensor_read(data, type, count, spec->name, arena, buf);
+}
+
+static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
+                                const json_t *in, binary_t *bin, upb_Arena *arena,
+                                struct TRITONBACKEND_Input *out) {
+  if (!json_is_object(in)) return BAD("Unable to parse 'inputs'");
+  const json_t *name = json_object_get(in, "name");
+  if (!json_is_string(name)) return BAD("Unable to parse 'name'");
+  const srv_tensor_spec_t *spec;
+  srv_status_t *st =
+      srv_check_input_spec(m, json_string_value(name), json_string_length(name), &spec);
+  if (st != NULL) return st;
+  const json_t *dt = json_object_get(in, "datatype");
+  if (!json_is_string(dt)) return BAD("Unable to parse 'datatype'");
+  TRITONSERVER_DataType type =
+      api_datatype_from_protocol(json_string_value(dt), json_string_length(dt));
+  st = srv_check_input_datatype(m, spec, type, json_string_value(dt),
+                                json_string_length(dt));
+  int64_t *shape = NULL;
+  uint32_t dims = 0;
+  if (st == NULL) st = shape_read(in, arena, &shape, &dims);
+  if (st == NULL) st = srv_check_input_shape(m, spec, shape, dims);
+  if (st != NULL) return st;
+  srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
+  st = data_read(d, in, spec, type, shape, dims, bin, arena, buf);
+  if (st == NULL)
+    st = srv_check_input_data(m, spec, type, shape, dims, buf, 1, &out->byte_size);
+  if (st != NULL) return st;
+  srv_json_input_set(out, spec, type, shape, dims, buf);
+  return NULL;
+}
+
+static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
+                                 const json_t *root, binary_t *bin, upb_Arena *arena,
+                                 TRITONBACKEND_Request *r) {
+  const json_t *inputs = json_object_get(root, "inputs");
+  if (!json_is_array(inputs)) return BAD("Unable to parse 'inputs'");
+  size_t n = json_array_size(inputs);
+  r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
+  for (size_t i = 0; i < n; i++) {
+    srv_status_t *st =
+        input_read(m, d, json_array_get(inputs, i), bin, arena, &r->inputs[i]);
+    if (st != NULL) return st;
+    for (size_t j = 0; j < i; j++)
+      if (r->inputs[j].name == r->inputs[i].name)
+        return BAD("input '%s' given twice for model '%s'", r->inputs[i].name, d->name);
+  }
+  r->input_count = (uint32_t)n;
+  if (bin->left != 0)
+    return BAD("unexpected additional input data for model '%s'", d->name);
+  return srv_check_required_inputs(m, r);
+}
+
+/* One entry of `outputs`: its name and parameters (binary_data,
+ * classification; shared memory is not served yet). */
+static srv_status_t *output_read(srv_model_t *m, const srv_model_desc_t *d,
+                                 const json_t *o, bool binary_default, const char **name,
+                                 srv_http_output_opt_t *opt) {
+  if (!json_is_object(o)) return BAD("Unable to parse 'outputs'");
+  const json_t *n = json_object_get(o, "name");
+  if (!json_is_string(n)) return BAD("Unable to parse 'name'");
+  srv_status_t *st =
+      srv_check_output_name(m, json_string_value(n), json_string_length(n), name);
+  if (st != NULL) return st;
+  opt->binary = binary_default;
+  opt->class_count = 0;
+  const json_t *p = json_object_get(o, "parameters");
+  if (p == NULL) return NULL;
+  if (!json_is_object(p)) return BAD("Unable to parse 'parameters'");
+  if (json_object_get(p, "shared_memory_region") != NULL)
+    return BAD("output '%s' of model '%s': shared memory is not supported yet", *name,
+               d->name);
+  const json_t *b = json_object_get(p, "binary_data");
+  if (b != NULL && !json_is_boolean(b)) return BAD("Unable to parse 'binary_data'");
+  if (b != NULL) opt->binary = json_is_true(b);
+  const json_t *c = json_object_get(p, "classification");
+  if (c == NULL) return NULL;
+  if (!json_is_integer(c) || json_integer_value(c) < 0 ||
+      json_integer_value(c) > UINT32_MAX)
+    return BAD("Unable to parse 'classification'");
+  opt->class_count = (uint32_t)json_integer_value(c);
+  return NULL;
+}
+
+static srv_status_t *outputs_read(srv_model_t *m, const srv_model_desc_t *d,
+                                  const json_t *root, upb_Arena *arena,
+                                  TRITONBACKEND_Request *r, srv_http_infer_opts_t *opts) {
+  const json_t *outputs = json_object_get(root, "outputs");
+  if (outputs != NULL && !json_is_array(outputs)) return BAD("Unable to parse 'outputs'");
+  size_t n = outputs ? json_array_size(outputs) : 0;
+  if (n == 0) { /* all of the model's outputs */
+    r->outputs = (const char **)d->output_names;
+    r->output_count = d->output_count;
+  } else {
+    r->outputs = srv_arena_alloc(arena, n * sizeof *r->outputs);
+    r->output_count = (uint32_t)n;
+  }
+  opts->output_count = r->output_count;
+  opts->outputs = srv_arena_alloc(
+      arena, (r->output_count ? r->output_count : 1) * sizeof *opts->outputs);
+  for (uint32_t i = 0; i < r->output_count; i++)
+    opts->outputs[i] = (srv_http_output_opt_t){.binary = opts->binary_data_output};
+  for (size_t i = 0; i < n; i++) {
+    srv_status_t *st =
+        output_read(m, d, json_array_get(outputs, i), opts->binary_data_output,
+                    &r->outputs[i], &opts->outputs[i]);
+    if (st != NULL) return st;
+  }
+  return NULL;
+}
+
+/* The JSON header, parsed; Triton's text when it is not JSON. */
+static srv_status_t *header_load(const char *body, size_t len, json_t **root) {
+  json_error_t err;
+  *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+  if (*root == NULL)
+    return BAD("failed to parse the request JSON buffer: %s at %d", err.text,
+               err.position);
+  if (!json_is_object(*root)) {
+    json_decref(*root);
+    return BAD("failed to parse the request JSON buffer: not a JSON object");
+  }
+  return NULL;
+}
+
+static srv_status_t *request_read(srv_model_t *m, const srv_model_desc_t *d,
+                                  const json_t *root, binary_t *bin, upb_Arena *arena,
+                                  TRITONBACKEND_Request *r, srv_http_infer_opts_t *opts) {
+  const json_t *id = json_object_get(root, "id");
+  if (id != NULL && !json_is_string(id)) return BAD("Unable to parse 'id'");
+  r->id = id ? srv_arena_strview(
+                   arena, (upb_StringView){json_string_value(id), json_string_length(id)})
+             : "";
+  srv_status_t *st = srv_json_params_read(m, json_object_get(root, "parameters"), arena,
+                                          r, &opts->binary_data_output);
+  if (st == NULL) st = inputs_read(m, d, root, bin, arena, r);
+  if (st == NULL) st = srv_check_batch(m, r);
+  if (st == NULL) st = outputs_read(m, d, root, arena, r, opts);
+  return st;
+}
+
+srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
+                                   const char *body, size_t body_len, size_t header_len,
+                                   upb_Arena *arena, TRITONBACKEND_Request **out,
+                                   srv_http_infer_opts_t *opts) {
+  if (header_len > body_len)
+    return BAD(
+        "Inference-Header-Content-Length %zu is larger than the request body of %zu "
+        "bytes",
+        header_len, body_len);
+  json_t *root;
+  srv_status_t *st = header_load(body, header_len, &root);
+  if (st != NULL) return st;
+  TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
+  memset(r, 0, sizeof *r);
+  memset(opts, 0, sizeof *opts);
+  r->model = m;
+  binary_t bin = {.at = body + header_len,
+                  .left = body_len - header_len,
+                  .has_header = header_len < body_len};
+  st = request_read(m, d, root, &bin, arena, r, opts);
+  json_decref(root);
+  if (st != NULL) return st;
+  *out = r;
+  return NULL;
+}

@@ -1,0 +1,133 @@
+/* Fuzz target of the HTTP inference codec: bytes -> srv_http_infer_parse
+ * (JSON header and binary parts) or srv_http_generate_parse, against models
+ * made from real configs (a batching INT32 model, every datatype, BYTES
+ * with a variable dimension). The first byte picks the model and the path,
+ * the next two the header length (modulo the body's plus one). An accepted
+ * request must be one a backend reads safely: inputs of the model, data
+ * bytes readable and as many as the input's byte size, binary data inside
+ * the body, options for every output; a refusal's text must make a valid
+ * `{"error":...}` body. Single-threaded (libFuzzer or fuzz_driver.c). */
+#include <jansson.h>
+#include <string.h>
+
+#include "server/config/model_config.h"
+#include "server/core/core.h"
+#include "server/http/generate_json.h"
+#include "server/http/infer_json.h"
+#include "server/model/model_bare.h"
+#include "test/fuzz/fuzz.h"
+
+static const char *const kModels[] = {
+    "name: 'simple' backend: 'fuzz' max_batch_size: 8\n"
+    "input [{name: 'INPUT0' data_type: TYPE_INT32 dims: [16]},\n"
+    "       {name: 'INPUT1' data_type: TYPE_INT32 dims: [16]}]\n"
+    "output [{name: 'OUTPUT0' data_type: TYPE_INT32 dims: [16]},\n"
+    "        {name: 'OUTPUT1' data_type: TYPE_INT32 dims: [16]}]",
+    "name: 'types' backend: 'fuzz' max_batch_size: 0\n"
+    "input [{name: 'B' data_type: TYPE_BOOL dims: [2] optional: true},\n"
+    "  {name: 'I8' data_type: TYPE_INT8 dims: [-1] optional: true},\n"
+    "  {name: 'U16' data_type: TYPE_UINT16 dims: [2, 2] optional: true},\n"
+    "  {name: 'I64' data_type: TYPE_INT64 dims: [-1, 2] optional: true},\n"
+    "  {name: 'U64' data_type: TYPE_UINT64 dims: [1] optional: true},\n"
+    "  {name: 'H' data_type: TYPE_FP16 dims: [2] optional: true},\n"
+    "  {name: 'F' data_type: TYPE_FP32 dims: [-1] optional: true},\n"
+    "  {name: 'D' data_type: TYPE_FP64 dims: [1] optional: true}]\n"
+    "output [{name: 'OUT' data_type: TYPE_FP32 dims: [-1]}]",
+    "name: 'text' backend: 'fuzz' max_batch_size: 4\n"
+    "input [{name: 'text_input' data_type: TYPE_STRING dims: [-1]},\n"
+    "  {name: 'n' data_type: TYPE_INT32 dims: [1] optional: true}]\n"
+    "output [{name: 'text_output' data_type: TYPE_STRING dims: [-1]}]",
+};
+enum { MODEL_COUNT = sizeof kModels / sizeof kModels[0] };
+
+/* Made once, never freed (reachable, so LeakSanitizer is content). */
+static srv_model_t *models[MODEL_COUNT];
+static srv_model_desc_t descs[MODEL_COUNT];
+
+static void models_make(void) {
+  if (models[0] != NULL) return;
+  upb_Arena *a = upb_Arena_New();
+  for (size_t i = 0; i < MODEL_COUNT; i++) {
+    char err[256];
+    inference_ModelConfig *c = cfg_model_config_parse(kModels[i], strlen(kModels[i]),
+                                                      "model", a, err, sizeof err);
+    FUZZ_CHECK(c != NULL);
+    upb_StringView name = inference_ModelConfig_name(c);
+    char n[32];
+    snprintf(n, sizeof n, "%.*s", (int)name.size, name.data);
+    FUZZ_CHECK(srv_model_bare_new(n, c, &models[i]) == NULL);
+    srv_model_describe(models[i], &descs[i]);
+  }
+  upb_Arena_Free(a);
+}
+
+static volatile unsigned char sink;
+
+/* Every data byte read, as a backend would; inputs are the model's. */
+static void request_walk(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
+  unsigned char x = 0;
+  FUZZ_CHECK(r->batch_size >= 1);
+  for (uint32_t i = 0; i < r->input_count; i++) {
+    const struct TRITONBACKEND_Input *in = &r->inputs[i];
+    bool known = false;
+    for (uint32_t k = 0; k < d->input_count; k++) known |= d->inputs[k].name == in->name;
+    FUZZ_CHECK(known);
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < in->buffer_count; b++) {
+      const unsigned char *p = in->buffers[b].base;
+      for (uint64_t j = 0; j < in->buffers[b].size; j++) x ^= p[j];
+      total += in->buffers[b].size;
+    }
+    FUZZ_CHECK(total == in->byte_size);
+  }
+  sink = x;
+}
+
+/* A refusal: a message that makes a valid error body. */
+static void refusal_check(srv_status_t *st, upb_Arena *a) {
+  FUZZ_CHECK(srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT);
+  size_t len;
+  const char *body = srv_http_error_body(srv_status_message(st), a, &len);
+  json_t *back = json_loadb(body, len, 0, NULL);
+  FUZZ_CHECK(json_is_string(json_object_get(back, "error")));
+  json_decref(back);
+  srv_status_free(st);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  models_make();
+  if (size < 3) return 0;
+  unsigned pick = data[0];
+  size_t header = (size_t)data[1] | (size_t)data[2] << 8;
+  const char *body = (const char *)data + 3;
+  size_t len = size - 3;
+  header %= len + 1;
+  srv_model_t *m = models[pick % MODEL_COUNT];
+  const srv_model_desc_t *d = &descs[pick % MODEL_COUNT];
+  upb_Arena *a = upb_Arena_New();
+  TRITONBACKEND_Request *r = NULL;
+  srv_status_t *st;
+  if (pick & 0x80) {
+    st = srv_http_generate_parse(m, d, body, len, a, &r);
+  } else {
+    srv_http_infer_opts_t opts;
+    st = srv_http_infer_parse(m, d, body, len, header, a, &r, &opts);
+    if (st == NULL) {
+      FUZZ_CHECK(opts.output_count == r->output_count);
+      for (uint32_t i = 0; i < r->input_count; i++)
+        for (uint32_t b = 0; b < r->inputs[i].buffer_count; b++) {
+          const char *p = r->inputs[i].buffers[b].base;
+          /* binary data lies in the body, after the header */
+          if (p >= body && p < body + len)
+            FUZZ_CHECK(p >= body + header &&
+                       r->inputs[i].buffers[b].size <= (uint64_t)(body + len - p));
+        }
+    }
+  }
+  if (st == NULL)
+    request_walk(d, r);
+  else
+    refusal_check(st, a);
+  upb_Arena_Free(a);
+  return 0;
+}

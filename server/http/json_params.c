@@ -1,0 +1,77 @@
+/* Request-level parameters of the JSON requests (see json_params.h). */
+#include "server/http/json_params.h"
+
+#include "server/common/memory.h"
+
+#define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* An integer id is its bits (jansson reads integers as int64, as the gRPC
+ * frontend reads int64_param); a string one is bounded and copied. */
+static srv_status_t *sequence_id_read(const srv_model_t *m, const json_t *v,
+                                      upb_Arena *arena, TRITONBACKEND_Request *r) {
+  if (json_is_integer(v)) {
+    r->correlation_id = (uint64_t)json_integer_value(v);
+    return NULL;
+  }
+  if (!json_is_string(v)) return BAD("Unable to parse 'sequence_id'");
+  size_t len = json_string_length(v);
+  srv_status_t *st = srv_check_sequence_id_string(m, json_string_value(v), len);
+  if (st != NULL) return st;
+  r->correlation_id_string =
+      srv_arena_strview(arena, (upb_StringView){json_string_value(v), len});
+  return NULL;
+}
+
+static srv_status_t *bool_read(const json_t *params, const char *key, bool *out,
+                               bool *given) {
+  const json_t *v = json_object_get(params, key);
+  *given = v != NULL;
+  if (v == NULL) return NULL;
+  if (!json_is_boolean(v)) return BAD("Unable to parse '%s'", key);
+  *out = json_is_true(v);
+  return NULL;
+}
+
+static srv_status_t *uint_read(const srv_model_t *m, const json_t *params,
+                               const char *key, uint64_t *out) {
+  const json_t *v = json_object_get(params, key);
+  if (v == NULL) return NULL;
+  if (!json_is_integer(v) || json_integer_value(v) < 0)
+    return srv_check_param_uint_error(m, key);
+  *out = (uint64_t)json_integer_value(v);
+  return NULL;
+}
+
+static srv_status_t *flags_read(const json_t *params, TRITONBACKEND_Request *r) {
+  bool on = false, given;
+  srv_status_t *st = bool_read(params, "sequence_start", &on, &given);
+  if (st != NULL) return st;
+  if (given && on) r->flags |= TRITONSERVER_REQUEST_FLAG_SEQUENCE_START;
+  on = false;
+  st = bool_read(params, "sequence_end", &on, &given);
+  if (st != NULL) return st;
+  if (given && on) r->flags |= TRITONSERVER_REQUEST_FLAG_SEQUENCE_END;
+  return NULL;
+}
+
+srv_status_t *srv_json_params_read(const srv_model_t *m, const json_t *params,
+                                   upb_Arena *arena, TRITONBACKEND_Request *r,
+                                   bool *binary_data_output) {
+  if (params == NULL) return NULL;
+  if (!json_is_object(params)) return BAD("Unable to parse 'parameters'");
+  const json_t *id = json_object_get(params, "sequence_id");
+  srv_status_t *st = id ? sequence_id_read(m, id, arena, r) : NULL;
+  if (st == NULL) st = flags_read(params, r);
+  uint64_t v = UINT64_MAX;
+  if (st == NULL) st = uint_read(m, params, "priority", &v);
+  if (st == NULL && v != UINT64_MAX)
+    r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+  v = 0;
+  if (st == NULL) st = uint_read(m, params, "timeout", &v);
+  if (st == NULL) r->timeout_us = v;
+  bool bdo = false, given = false;
+  if (st == NULL && binary_data_output != NULL)
+    st = bool_read(params, "binary_data_output", &bdo, &given);
+  if (st == NULL && given) *binary_data_output = bdo;
+  return st;
+}
