@@ -48,6 +48,15 @@ void srv_http_add_header(srv_http_exchange_t *x, const char *name, const char *v
 void srv_http_reply(srv_http_exchange_t *x, int status, const char *content_type,
                     const srv_http_body_t *body);
 
+/** A streamed answer (server-sent events): srv_http_stream_begin sends
+ *  the status and headers, then each srv_http_stream_write one chunk, in
+ *  call order, each released like a body once h2o wrote it; the write with
+ *  `last` ends the exchange. Any thread; calls for one exchange must be
+ *  ordered (one actor makes them). */
+void srv_http_stream_begin(srv_http_exchange_t *x, int status, const char *content_type);
+void srv_http_stream_write(srv_http_exchange_t *x, const char *data, size_t len,
+                           void (*release)(void *arg), void *arg, bool last);
+
 /** srv_http_reply with one malloc'd JSON text that the call takes. */
 void srv_http_reply_json(srv_http_exchange_t *x, int status, char *json, size_t len);
 

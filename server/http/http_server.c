@@ -63,8 +63,30 @@ typedef struct {
   srv_http_exchange_t *x;
 } link_t;
 
+/* One piece of a streamed answer, on its way to the loop and then queued
+ * there until h2o can take it. */
+/* What travels to a loop: an exchange's answer, or a chunk of a streamed
+ * one; both start with this. */
+typedef struct {
+  h2o_multithread_message_t msg;
+  bool is_chunk;
+} to_loop_t;
+
+typedef struct chunk {
+  to_loop_t head;
+  srv_http_exchange_t *x;
+  struct chunk *next;
+  const char *data;
+  size_t len;
+  void (*release)(void *arg);
+  void *arg;
+  bool begin, last;
+  int status;
+  const char *content_type;
+} chunk_t;
+
 struct srv_http_exchange {
-  h2o_multithread_message_t msg; /* the answer, to the loop */
+  to_loop_t head; /* the answer, to the loop */
   loop_t *loop;
   h2o_req_t *req; /* NULL once h2o dropped the request */
   link_t *link;
@@ -76,14 +98,29 @@ struct srv_http_exchange {
   char *headers[SRV_HTTP_EXTRA_HEADERS][2];
   int header_count;
   bool answered, sent;
+  /* Streamed answers, the loop's: chunks not yet given to h2o, the one h2o
+   * writes now, and whether h2o takes another now. */
+  bool streaming, stream_started, can_send;
+  chunk_t *queue_head, *queue_tail, *writing, *final_chunk;
 };
 
 static _Thread_local loop_t *current_loop;
 
 /* ---- exchanges ---- */
 
+static void chunk_free(chunk_t *c) {
+  if (c->release != NULL) c->release(c->arg);
+  free(c);
+}
+
 static void exchange_free(srv_http_exchange_t *x) {
   if (x->body.release != NULL) x->body.release(x->body.release_arg);
+  if (x->writing != NULL) chunk_free(x->writing);
+  if (x->final_chunk != NULL) chunk_free(x->final_chunk);
+  for (chunk_t *c = x->queue_head, *next; c != NULL; c = next) {
+    next = c->next;
+    chunk_free(c);
+  }
   for (int i = 0; i < x->header_count; i++) {
     free(x->headers[i][0]);
     free(x->headers[i][1]);
@@ -168,14 +205,121 @@ static void deliver(srv_http_exchange_t *x) {
   h2o_send(req, vecs, x->body.count, H2O_SEND_STATE_FINAL);
 }
 
+/* ---- streamed answers (the loop's) ---- */
+
+static void stream_pump(srv_http_exchange_t *x);
+
+/* h2o took the chunk being written: release it, write the next. */
+static void stream_proceed(h2o_generator_t *g, h2o_req_t *req) {
+  (void)req;
+  srv_http_exchange_t *x = H2O_STRUCT_FROM_MEMBER(srv_http_exchange_t, generator, g);
+  if (x->writing != NULL) chunk_free(x->writing);
+  x->writing = NULL;
+  x->can_send = true;
+  stream_pump(x);
+}
+
+static void stream_pump(srv_http_exchange_t *x) {
+  h2o_req_t *req = x->req;
+  while (x->queue_head != NULL) {
+    chunk_t *c = x->queue_head;
+    if (req == NULL) { /* the connection went: drop what comes */
+      x->queue_head = c->next;
+      if (c->last) x->sent = true;
+      chunk_free(c);
+      continue;
+    }
+    if (c->begin) {
+      x->queue_head = c->next;
+      req->res.status = c->status;
+      req->res.reason = reason_of(c->status);
+      if (c->content_type != NULL)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                       c->content_type, strlen(c->content_type));
+      x->generator.proceed = stream_proceed;
+      h2o_start_response(req, &x->generator);
+      x->stream_started = true;
+      x->can_send = true;
+      chunk_free(c);
+      continue;
+    }
+    if (!x->can_send) return;
+    x->queue_head = c->next;
+    x->can_send = false;
+    h2o_iovec_t v = h2o_iovec_init(c->data, c->len);
+    if (c->last) {
+      x->final_chunk = c; /* released with the request, like a body */
+      x->sent = true;
+      h2o_send(req, &v, 1, H2O_SEND_STATE_FINAL);
+      return;
+    }
+    x->writing = c;
+    h2o_send(req, &v, 1, H2O_SEND_STATE_IN_PROGRESS);
+  }
+}
+
+static void chunk_arrive(chunk_t *c) {
+  srv_http_exchange_t *x = c->x;
+  c->next = NULL;
+  if (x->queue_tail != NULL && x->queue_head != NULL)
+    x->queue_tail->next = c;
+  else
+    x->queue_head = c;
+  x->queue_tail = c;
+  bool last = c->last;
+  stream_pump(x);
+  if (!last) return;
+  srv_http_t *h = x->loop->h;
+  atomic_fetch_sub_explicit(&h->outstanding, 1, memory_order_release);
+  if (x->req == NULL) exchange_free(x); /* else the link frees it */
+}
+
 static void answers_receive(h2o_multithread_receiver_t *r, h2o_linklist_t *messages) {
   (void)r;
   while (!h2o_linklist_is_empty(messages)) {
     h2o_multithread_message_t *m =
         H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
     h2o_linklist_unlink(&m->link);
-    deliver((srv_http_exchange_t *)m);
+    to_loop_t *t = (to_loop_t *)m;
+    if (t->is_chunk)
+      chunk_arrive((chunk_t *)t);
+    else
+      deliver((srv_http_exchange_t *)t);
   }
+}
+
+static void chunk_send(srv_http_exchange_t *x, chunk_t *c) {
+  c->x = x;
+  if (current_loop == x->loop)
+    chunk_arrive(c);
+  else
+    h2o_multithread_send_message(&x->loop->answers, &c->head.msg);
+}
+
+void srv_http_stream_begin(srv_http_exchange_t *x, int status, const char *content_type) {
+  if (x->answered) SRV_FATAL("HTTP exchange answered twice");
+  x->answered = true;
+  x->streaming = true;
+  chunk_t *c = calloc(1, sizeof *c);
+  if (c == NULL) SRV_FATAL("out of memory");
+  c->head.is_chunk = true;
+  c->begin = true;
+  c->status = status;
+  c->content_type = content_type;
+  chunk_send(x, c);
+}
+
+void srv_http_stream_write(srv_http_exchange_t *x, const char *data, size_t len,
+                           void (*release)(void *arg), void *arg, bool last) {
+  chunk_t *c = calloc(1, sizeof *c);
+  if (c == NULL) SRV_FATAL("out of memory");
+  *c = (chunk_t){.head.is_chunk = true,
+                 .data = data,
+                 .len = len,
+                 .release = release,
+                 .arg = arg,
+                 .last = last};
+  chunk_send(x, c);
 }
 
 void srv_http_add_header(srv_http_exchange_t *x, const char *name, const char *value) {
@@ -200,7 +344,7 @@ void srv_http_reply(srv_http_exchange_t *x, int status, const char *content_type
   if (current_loop == x->loop)
     deliver(x);
   else
-    h2o_multithread_send_message(&x->loop->answers, &x->msg);
+    h2o_multithread_send_message(&x->loop->answers, &x->head.msg);
 }
 
 static void free_arg(void *p) { free(p); }

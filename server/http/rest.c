@@ -100,7 +100,16 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
     version = r->seg[4];
     at = 5;
   }
-  if (r->count == at + 1 && seg_is(r->seg[at], "infer")) {
+  srv_rest_mode_t mode = SRV_REST_INFER;
+  bool infer = r->count == at + 1 && seg_is(r->seg[at], "infer");
+  if (r->count == at + 1 && seg_is(r->seg[at], "generate")) {
+    infer = true;
+    mode = SRV_REST_GENERATE;
+  } else if (r->count == at + 1 && seg_is(r->seg[at], "generate_stream")) {
+    infer = true;
+    mode = SRV_REST_GENERATE_STREAM;
+  }
+  if (infer) {
     if (!method_is(x, "POST")) {
       srv_http_reply_error(x, 405, "Method Not Allowed");
       return;
@@ -114,7 +123,7 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
       srv_status_free(st);
       return;
     }
-    srv_rest_infer(rest->srv, x, m);
+    srv_rest_infer(rest->srv, x, m, mode);
     return;
   }
   if (r->count == at + 1 && seg_is(r->seg[at], "ready")) {

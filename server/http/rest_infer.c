@@ -13,12 +13,16 @@
 #include "actors/timer.h"
 #include "server/common/log.h"
 #include "server/http/exchange.h"
+#include "server/http/generate_json.h"
 #include "server/http/infer_json.h"
 
 enum { FLIGHT_SENT = 0x500, FLIGHT_STOP };
 
 typedef struct {
   act_actor_t actor;
+  srv_rest_mode_t mode;
+  uint32_t responses;    /* generate: answers with outputs seen */
+  bool final, streaming; /* the final flag came; generate_stream began */
   act_msg_t sent_msg, stop_msg;
   srv_http_exchange_t *x; /* NULL once answered */
   upb_Arena *arena;
@@ -49,7 +53,7 @@ static void answer_status(flight_t *f, srv_status_t *st) {
   srv_status_free(st);
 }
 
-static void on_response(flight_t *f, TRITONBACKEND_Response *r) {
+static void infer_response(flight_t *f, TRITONBACKEND_Response *r) {
   if (f->answered) { /* a model that is not decoupled answered twice */
     srv_response_free(r);
     return;
@@ -88,22 +92,172 @@ static void on_response(flight_t *f, TRITONBACKEND_Response *r) {
   f->x = NULL;
 }
 
+/* generate: the one answer, as flat JSON. */
+static void generate_answer(flight_t *f, TRITONBACKEND_Response *r) {
+  const char *json;
+  size_t len;
+  srv_status_t *st =
+      srv_http_generate_encode(&f->desc, f->request, r, f->arena, &json, &len);
+  if (st != NULL) {
+    srv_response_free(r);
+    answer_status(f, st);
+    return;
+  }
+  f->response = r;
+  f->answered = true;
+  srv_http_bytes_t *part = upb_Arena_Malloc(f->arena, sizeof *part);
+  if (part == NULL) SRV_FATAL("out of memory");
+  *part = (srv_http_bytes_t){json, len};
+  srv_http_body_t body = {part, 1, answer_sent, f};
+  srv_http_reply(f->x, 200, "application/json", &body);
+  f->x = NULL;
+}
+
+/* generate_stream: one server-sent event, in memory of its own. */
+static void stream_event(flight_t *f, const char *json, size_t len) {
+  upb_Arena *a = upb_Arena_New();
+  if (a == NULL) SRV_FATAL("out of memory");
+  size_t n;
+  const char *event = srv_http_sse_event(json, len, a, &n);
+  char *copy = malloc(n ? n : 1);
+  if (copy == NULL) SRV_FATAL("out of memory");
+  memcpy(copy, event, n);
+  upb_Arena_Free(a);
+  if (!f->streaming) {
+    f->streaming = true;
+    srv_http_stream_begin(f->x, 200, "text/event-stream; charset=utf-8");
+  }
+  srv_http_stream_write(f->x, copy, n, free, copy, false);
+}
+
+/* generate_stream: a response becomes an event; an error before any event
+ * is the exchange's status, after one an event of its own (Triton). */
+static void stream_response(flight_t *f, TRITONBACKEND_Response *r) {
+  if (f->answered) {
+    srv_response_free(r);
+    return;
+  }
+  if (r->error != NULL && !f->streaming) {
+    answer_error(f, srv_http_status_of(TRITONSERVER_ErrorCode(r->error)),
+                 TRITONSERVER_ErrorMessage(r->error));
+    srv_response_free(r);
+    return;
+  }
+  upb_Arena *a = upb_Arena_New();
+  if (a == NULL) SRV_FATAL("out of memory");
+  const char *json = NULL;
+  size_t len = 0;
+  if (r->error != NULL) {
+    json = srv_http_error_body(TRITONSERVER_ErrorMessage(r->error), a, &len);
+  } else if (r->output_count > 0) {
+    srv_status_t *st = srv_http_generate_encode(&f->desc, f->request, r, a, &json, &len);
+    if (st != NULL) {
+      json = srv_http_error_body(srv_status_message(st), a, &len);
+      srv_status_free(st);
+    }
+  }
+  if (json != NULL) stream_event(f, json, len);
+  upb_Arena_Free(a);
+  srv_response_free(r);
+}
+
+/* The last word of generate_stream: the stream's end, or the error that
+ * nothing was streamed before. */
+static void stream_end(flight_t *f) {
+  if (f->answered) return;
+  if (!f->streaming) {
+    srv_http_stream_begin(f->x, 200, "text/event-stream; charset=utf-8");
+    f->streaming = true;
+  }
+  f->answered = true;
+  srv_http_stream_write(f->x, "", 0, answer_sent, f, true);
+  f->x = NULL;
+}
+
+/* The final flag of a decoupled model's request. */
+static void on_final(flight_t *f) {
+  f->final = true;
+  if (f->mode == SRV_REST_GENERATE_STREAM) {
+    stream_end(f);
+  } else if (f->mode == SRV_REST_GENERATE && !f->answered) {
+    TRITONBACKEND_Response *r = f->response;
+    f->response = NULL;
+    if (r != NULL)
+      generate_answer(f, r);
+    else
+      answer_error(f, 400, "the model sent no response to generate");
+  }
+}
+
+static void on_response(flight_t *f, TRITONBACKEND_Response *r) {
+  bool final = srv_response_final(f->desc.decoupled, r->flags);
+  if (final) f->final = true;
+  switch (f->mode) {
+    case SRV_REST_INFER:
+      infer_response(f, r);
+      return;
+    case SRV_REST_GENERATE_STREAM:
+      stream_response(f, r);
+      if (final) stream_end(f);
+      return;
+    case SRV_REST_GENERATE:
+      break;
+  }
+  /* generate: exactly one answer; a decoupled model's comes with the final
+   * flag or before it, and a second one is an error. */
+  if (f->answered) {
+    srv_response_free(r);
+    return;
+  }
+  if (r->error != NULL) {
+    answer_error(f, srv_http_status_of(TRITONSERVER_ErrorCode(r->error)),
+                 TRITONSERVER_ErrorMessage(r->error));
+    srv_response_free(r);
+    return;
+  }
+  if (r->output_count > 0 && ++f->responses > 1) {
+    srv_response_free(r);
+    answer_error(f, 400,
+                 "generate returns one response, and the model sent more: use "
+                 "generate_stream");
+    return;
+  }
+  if (r->output_count > 0 && !f->desc.decoupled) {
+    generate_answer(f, r);
+    return;
+  }
+  if (r->output_count > 0) {
+    f->response = r; /* sent with the final flag */
+  } else {
+    srv_response_free(r);
+  }
+  if (final) on_final(f);
+}
+
 static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
   flight_t *f = act_actor_state(self);
   switch (msg->kind) {
     case SRV_MSG_INFER_RESPONSE:
       on_response(f, (TRITONBACKEND_Response *)msg);
       break;
-    case SRV_MSG_INFER_FINAL_FLAGS: { /* not decoupled: nothing to add */
+    case SRV_MSG_INFER_FINAL_FLAGS: {
+      bool final =
+          (((srv_final_msg_t *)msg)->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL);
       srv_infer_state_unref(((srv_final_msg_t *)msg)->state);
       act_msg_free(msg);
+      if (final) on_final(f);
       break;
     }
     case SRV_MSG_INFER_RELEASED:
       f->released = true;
       /* Nothing can answer any more when only our reference is left. */
-      if (!f->answered && srv_infer_state_only_held(f->request->state, 1))
-        answer_error(f, 500, "the model released the request without a response");
+      if (!f->final && srv_infer_state_only_held(f->request->state, 1)) {
+        f->final = true;
+        if (f->mode == SRV_REST_GENERATE_STREAM && f->streaming)
+          stream_end(f);
+        else if (!f->answered)
+          answer_error(f, 500, "the model released the request without a response");
+      }
       break;
     case FLIGHT_SENT:
       f->sent = true;
@@ -119,7 +273,8 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     default:
       SRV_FATAL("HTTP inference: unexpected message kind %u", msg->kind);
   }
-  if (f->answered && f->released && f->sent && !f->stopping) {
+  /* Not before the final answer: the backend's messages come to us. */
+  if (f->answered && f->released && f->sent && f->final && !f->stopping) {
     f->stopping = true;
     act_send_stop(self, &f->stop_msg);
   }
@@ -142,13 +297,15 @@ static bool header_length(srv_http_exchange_t *x, size_t body_len, size_t *out) 
   return n <= body_len;
 }
 
-void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m) {
+void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
+                    srv_rest_mode_t mode) {
   flight_t *f = calloc(1, sizeof *f);
   if (f == NULL) SRV_FATAL("out of memory");
   f->x = x;
   f->model = m;
+  f->mode = mode;
   srv_model_describe(m, &f->desc);
-  if (f->desc.decoupled) {
+  if (mode == SRV_REST_INFER && f->desc.decoupled) {
     srv_http_reply_error(x, 400,
                          "HTTP end point doesn't support models with decoupled "
                          "transaction policy");
@@ -173,8 +330,12 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m) {
   memcpy(f->body, body.base, body.len);
   f->arena = upb_Arena_New();
   if (f->arena == NULL) SRV_FATAL("out of memory");
-  srv_status_t *st = srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len,
-                                          f->arena, &f->request, &f->opts);
+  srv_status_t *st =
+      mode == SRV_REST_INFER
+          ? srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len, f->arena,
+                                 &f->request, &f->opts)
+          : srv_http_generate_parse(m, &f->desc, f->body, body.len, f->arena,
+                                    &f->request);
   if (st != NULL) {
     srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
                          srv_status_message(st));

@@ -205,6 +205,64 @@ class HttpInferTest(harness.ServerTestCase):
         self.assertEqual(errors, [])
 
 
+class HttpGenerateTest(harness.ServerTestCase):
+    """Triton's generate extension: flat JSON in and out, one answer from
+    /generate, server-sent events from /generate_stream."""
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0")
+
+    def post(self, path, body, **kw):
+        return requests.post(self.server.http_url + path, json=body, timeout=30, **kw)
+
+    def test_generate_one_answer(self):
+        r = self.post("/v2/models/simple_identity/generate", {"INPUT0": ["hello"]})
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual(r.json()["OUTPUT0"], "hello")
+        r = self.post("/v2/models/repeat_int32/generate",
+                      {"IN": [7], "DELAY": [0], "WAIT": [0]})
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual((r.json()["OUT"], r.json()["IDX"]), (7, 0))
+
+    def test_generate_refuses_many_or_no_answers(self):
+        r = self.post("/v2/models/repeat_int32/generate",
+                      {"IN": [1, 2], "DELAY": [0, 0], "WAIT": [0]})
+        self.assertEqual(r.status_code, 400)
+        self.assertIn("generate_stream", r.json()["error"])
+        r = self.post("/v2/models/repeat_int32/generate", {"IN": [], "DELAY": [],
+                                                           "WAIT": [0]})
+        self.assertEqual(r.status_code, 400)
+
+    def test_generate_stream_events_in_order(self):
+        values = list(range(10, 30))
+        r = self.post("/v2/models/repeat_int32/generate_stream",
+                      {"IN": values, "DELAY": [5] * len(values), "WAIT": [0]}, stream=True)
+        self.assertEqual(r.status_code, 200)
+        self.assertTrue(r.headers["Content-Type"].startswith("text/event-stream"))
+        events = [json.loads(line[len(b"data: "):]) for line in r.iter_lines()
+                  if line.startswith(b"data: ")]
+        self.assertEqual([e["OUT"] for e in events], values)
+        self.assertEqual([e["IDX"] for e in events], list(range(len(values))))
+
+    def test_generate_stream_errors(self):
+        r = self.post("/v2/models/repeat_int32/generate_stream", {"IN": [1]})
+        self.assertEqual(r.status_code, 400)
+        self.assertIn("DELAY", r.json()["error"])
+        r = self.post("/v2/models/repeat_int32/generate_stream",
+                      {"IN": [], "DELAY": [], "WAIT": [0]}, stream=True)
+        self.assertEqual(r.status_code, 200)
+        self.assertEqual(r.content, b"")
+
+    def test_client_leaving_mid_stream(self):
+        s = socket.create_connection(("127.0.0.1", self.server.http_port), timeout=10)
+        body = json.dumps({"IN": list(range(50)), "DELAY": [20] * 50,
+                           "WAIT": [0]}).encode()
+        s.sendall(b"POST /v2/models/repeat_int32/generate_stream HTTP/1.1\r\n"
+                  b"Host: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        self.assertIn(b"data: ", s.recv(65536))
+        s.close()  # the rest of the stream has nobody to go to
+        r = self.post("/v2/models/simple_identity/generate", {"INPUT0": ["still here"]})
+        self.assertEqual(r.json()["OUTPUT0"], "still here")
+
+
 class HttpStopTest(harness.ServerTestCase):
     ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0")
 
