@@ -37,6 +37,13 @@ srv_http_bytes_t srv_http_body(const srv_http_exchange_t *x);
 bool srv_http_header(const srv_http_exchange_t *x, const char *name,
                      srv_http_bytes_t *value);
 
+/** Asks for `fn(arg)` on the loop thread if h2o drops the request (its
+ *  connection closed) before the answer was handed to h2o: the owner may
+ *  cancel its work. Anything the owner sends back from fn reaches it
+ *  before the release of the answer's body. Set it on the loop thread,
+ *  while handling the request. */
+void srv_http_on_drop(srv_http_exchange_t *x, void (*fn)(void *arg), void *arg);
+
 /** Adds a response header (copied) to the answer that comes next, at most
  *  SRV_HTTP_EXTRA_HEADERS of them. The answering thread, before
  *  srv_http_reply. */

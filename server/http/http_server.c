@@ -101,6 +101,8 @@ struct srv_http_exchange {
   /* Streamed answers, the loop's: chunks not yet given to h2o, the one h2o
    * writes now, and whether h2o takes another now. */
   bool streaming, stream_started, can_send;
+  void (*on_drop)(void *arg); /* srv_http_on_drop */
+  void *on_drop_arg;
   chunk_t *queue_head, *queue_tail, *writing, *final_chunk;
 };
 
@@ -138,7 +140,13 @@ static void link_dispose(void *p) {
   } else {
     x->req = NULL; /* the answer, when it comes, finds nobody */
     x->link = NULL;
+    if (x->on_drop != NULL) x->on_drop(x->on_drop_arg);
   }
+}
+
+void srv_http_on_drop(srv_http_exchange_t *x, void (*fn)(void *arg), void *arg) {
+  x->on_drop = fn;
+  x->on_drop_arg = arg;
 }
 
 static const char *reason_of(int status) {

@@ -16,14 +16,14 @@
 #include "server/http/generate_json.h"
 #include "server/http/infer_json.h"
 
-enum { FLIGHT_SENT = 0x500, FLIGHT_STOP };
+enum { FLIGHT_SENT = 0x500, FLIGHT_DROPPED, FLIGHT_STOP };
 
 typedef struct {
   act_actor_t actor;
   srv_rest_mode_t mode;
   uint32_t responses;    /* generate: answers with outputs seen */
   bool final, streaming; /* the final flag came; generate_stream began */
-  act_msg_t sent_msg, stop_msg;
+  act_msg_t sent_msg, dropped_msg, stop_msg;
   srv_http_exchange_t *x; /* NULL once answered */
   upb_Arena *arena;
   char *body; /* the request's copy: inputs point into it */
@@ -34,6 +34,12 @@ typedef struct {
   TRITONBACKEND_Response *response; /* kept while the loop sends it */
   bool answered, released, sent, stopping;
 } flight_t;
+
+/* On the loop thread, when the client left before its answer. */
+static void client_left(void *arg) {
+  flight_t *f = arg;
+  act_send(&f->actor, &f->dropped_msg);
+}
 
 /* On the loop thread, when h2o is done with the answer's bytes. */
 static void answer_sent(void *arg) {
@@ -262,6 +268,12 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     case FLIGHT_SENT:
       f->sent = true;
       break;
+    case FLIGHT_DROPPED: /* nobody waits for the answer: stop the work */
+      if (!f->final) srv_request_cancel(f->request);
+      break;
+    case SRV_MSG_INFER_CANCEL_DONE:
+      srv_request_cancel_back(msg);
+      break;
     case FLIGHT_STOP:
       /* The actor is embedded in f: nothing touches it after this. */
       if (f->response != NULL) srv_response_free(f->response);
@@ -274,7 +286,8 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
       SRV_FATAL("HTTP inference: unexpected message kind %u", msg->kind);
   }
   /* Not before the final answer: the backend's messages come to us. */
-  if (f->answered && f->released && f->sent && f->final && !f->stopping) {
+  if (f->answered && f->released && f->sent && f->final &&
+      !srv_request_cancel_out(f->request) && !f->stopping) {
     f->stopping = true;
     act_send_stop(self, &f->stop_msg);
   }
@@ -347,6 +360,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
     return;
   }
   f->sent_msg.kind = FLIGHT_SENT;
+  f->dropped_msg.kind = FLIGHT_DROPPED;
   f->stop_msg.kind = FLIGHT_STOP;
   act_actor_init(&f->actor, srv->runtime, flight_behaviour, f);
   srv_infer_state_t *state = srv_infer_state_new(&f->actor);
@@ -357,5 +371,6 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   r->state = state;
   r->model = m;
   r->queue_start_ns = now;
+  srv_http_on_drop(x, client_left, f);
   srv_model_enqueue(m, r);
 }
