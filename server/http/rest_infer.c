@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "actors/timer.h"
+#include "server/common/inflate.h"
 #include "server/common/log.h"
 #include "server/http/exchange.h"
 #include "server/http/generate_json.h"
@@ -23,6 +25,8 @@ typedef struct {
   srv_rest_mode_t mode;
   uint32_t responses;    /* generate: answers with outputs seen */
   bool final, streaming; /* the final flag came; generate_stream began */
+  int compress;          /* the answer's Content-Encoding: 0 none, 1 gzip, 2 deflate */
+  char *compressed;      /* the compressed answer, ours */
   act_msg_t sent_msg, dropped_msg, stop_msg;
   srv_http_exchange_t *x; /* NULL once answered */
   upb_Arena *arena;
@@ -92,6 +96,17 @@ static void infer_response(flight_t *f, TRITONBACKEND_Response *r) {
     snprintf(len, sizeof len, "%zu", reply.json_len);
     srv_http_add_header(f->x, "inference-header-content-length", len);
     type = "application/octet-stream";
+  }
+  if (f->compress != 0) { /* Accept-Encoding: one compressed part */
+    srv_piece_t *pieces = upb_Arena_Malloc(f->arena, n * sizeof *pieces);
+    if (pieces == NULL) SRV_FATAL("out of memory");
+    for (uint32_t i = 0; i < n; i++)
+      pieces[i] = (srv_piece_t){parts[i].base, parts[i].len};
+    size_t len;
+    srv_deflate(pieces, n, f->compress == 1, &f->compressed, &len);
+    parts[0] = (srv_http_bytes_t){f->compressed, len};
+    n = 1;
+    srv_http_add_header(f->x, "content-encoding", f->compress == 1 ? "gzip" : "deflate");
   }
   srv_http_body_t body = {parts, n, answer_sent, f};
   srv_http_reply(f->x, 200, type, &body);
@@ -280,6 +295,7 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
       srv_infer_state_unref(f->request->state);
       upb_Arena_Free(f->arena);
       free(f->body);
+      free(f->compressed);
       free(f);
       return;
     default:
@@ -293,10 +309,13 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
   }
 }
 
-/* The value of Inference-Header-Content-Length, or the whole body. */
-static bool header_length(srv_http_exchange_t *x, size_t body_len, size_t *out) {
+/* The value of Inference-Header-Content-Length (checked against the body
+ * once it is inflated), or the whole body. */
+static bool header_length(srv_http_exchange_t *x, size_t body_len, size_t *out,
+                          bool *given) {
   srv_http_bytes_t v;
-  if (!srv_http_header(x, "inference-header-content-length", &v)) {
+  *given = srv_http_header(x, "inference-header-content-length", &v);
+  if (!*given) {
     *out = body_len;
     return true;
   }
@@ -307,7 +326,52 @@ static bool header_length(srv_http_exchange_t *x, size_t body_len, size_t *out) 
     n = n * 10 + (size_t)(v.base[i] - '0');
   }
   *out = n;
-  return n <= body_len;
+  return true;
+}
+
+static bool token_is(srv_http_bytes_t v, const char *t) {
+  return v.len == strlen(t) && strncasecmp(v.base, t, v.len) == 0;
+}
+
+/* The answer's compression that Accept-Encoding asks for: gzip first,
+ * then deflate (q-values are not weighed). */
+static int answer_encoding(srv_http_exchange_t *x) {
+  srv_http_bytes_t v;
+  if (!srv_http_header(x, "accept-encoding", &v)) return 0;
+  int found = 0;
+  for (size_t i = 0; i < v.len;) {
+    while (i < v.len && (v.base[i] == ' ' || v.base[i] == ',')) i++;
+    size_t start = i;
+    while (i < v.len && v.base[i] != ',' && v.base[i] != ';' && v.base[i] != ' ') i++;
+    srv_http_bytes_t t = {v.base + start, i - start};
+    if (token_is(t, "gzip")) return 1;
+    if (token_is(t, "deflate")) found = 2;
+    while (i < v.len && v.base[i] != ',') i++;
+  }
+  return found;
+}
+
+/* The body, ours: copied, or inflated (Content-Encoding gzip or deflate)
+ * within --http-max-input-size. */
+static srv_status_t *body_take(srv_server_t *srv, srv_http_exchange_t *x,
+                               srv_http_bytes_t body, char **out, size_t *len) {
+  srv_http_bytes_t enc;
+  if (!srv_http_header(x, "content-encoding", &enc) || token_is(enc, "identity")) {
+    *out = malloc(body.len ? body.len : 1);
+    if (*out == NULL) SRV_FATAL("out of memory");
+    memcpy(*out, body.base, body.len);
+    *len = body.len;
+    return NULL;
+  }
+  bool gzip = token_is(enc, "gzip");
+  if (!gzip && !token_is(enc, "deflate"))
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "unsupported Content-Encoding '%.*s': gzip, deflate or "
+                          "identity",
+                          (int)(enc.len > 64 ? 64 : enc.len), enc.base);
+  srv_piece_t piece = {body.base, body.len};
+  return srv_inflate(&piece, 1, gzip, (size_t)srv->options->http_max_input_size,
+                     "the request body", "--http-max-input-size", out, len);
 }
 
 void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
@@ -328,27 +392,41 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   }
   srv_http_bytes_t body = srv_http_body(x);
   size_t header_len;
-  if (!header_length(x, body.len, &header_len)) {
+  bool header_given;
+  if (!header_length(x, body.len, &header_len, &header_given)) {
     srv_http_reply_error(x, 400,
-                         "Inference-Header-Content-Length is not a byte count within "
-                         "the body of %zu bytes",
+                         "Inference-Header-Content-Length is not a byte count (body of "
+                         "%zu bytes)",
                          body.len);
     srv_model_unref(m);
     free(f);
     return;
   }
-  /* h2o frees the body with the connection; the request outlives that. */
-  f->body = malloc(body.len ? body.len : 1);
-  if (f->body == NULL) SRV_FATAL("out of memory");
-  memcpy(f->body, body.base, body.len);
+  /* h2o frees the body with the connection; the request outlives that. A
+   * compressed body is inflated into the copy, within the same limit. */
+  srv_status_t *st = body_take(srv, x, body, &f->body, &body.len);
+  if (st == NULL && mode == SRV_REST_INFER && !header_given) header_len = body.len;
+  if (st == NULL && header_len > body.len)
+    st =
+        srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                       "Inference-Header-Content-Length %zu is past the body's %zu bytes",
+                       header_len, body.len);
+  if (st != NULL) {
+    srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+                         srv_status_message(st));
+    srv_status_free(st);
+    srv_model_unref(m);
+    free(f->body);
+    free(f);
+    return;
+  }
   f->arena = upb_Arena_New();
   if (f->arena == NULL) SRV_FATAL("out of memory");
-  srv_status_t *st =
-      mode == SRV_REST_INFER
-          ? srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len, f->arena,
-                                 &f->request, &f->opts)
-          : srv_http_generate_parse(m, &f->desc, f->body, body.len, f->arena,
-                                    &f->request);
+  st = mode == SRV_REST_INFER
+           ? srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len, f->arena,
+                                  &f->request, &f->opts)
+           : srv_http_generate_parse(m, &f->desc, f->body, body.len, f->arena,
+                                     &f->request);
   if (st != NULL) {
     srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
                          srv_status_message(st));
@@ -371,6 +449,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   r->state = state;
   r->model = m;
   r->queue_start_ns = now;
+  f->compress = mode == SRV_REST_INFER ? answer_encoding(x) : 0;
   srv_http_on_drop(x, client_left, f);
   srv_model_enqueue(m, r);
 }

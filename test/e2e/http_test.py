@@ -4,11 +4,13 @@ bodies, unknown paths and methods, the body limit, keep-alive under load,
 several loop threads on one port, and a clean stop with connections open.
 """
 
+import gzip
 import http.client
 import json
 import socket
 import threading
 import unittest
+import zlib
 
 import numpy as np
 import requests
@@ -179,6 +181,33 @@ class HttpInferTest(harness.ServerTestCase):
         r = requests.get(self.server.http_url + "/v2/models/simple/infer", timeout=10)
         self.assertEqual(r.status_code, 405)
 
+    def test_compressed_request_bodies(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        b = np.full((1, 16), 2, dtype=np.int32)
+        body, _ = simple_body(a, b, outputs=["OUTPUT0"])
+        for enc, data in (("gzip", gzip.compress(body)), ("deflate", zlib.compress(body))):
+            r = self.post("/v2/models/simple/infer", data, {"Content-Encoding": enc})
+            self.assertEqual(r.status_code, 200, (enc, r.text))
+            self.assertEqual(r.json()["outputs"][0]["data"], (a + b).ravel().tolist())
+        r = self.post("/v2/models/simple/infer", body, {"Content-Encoding": "br"})
+        self.assertEqual(r.status_code, 400)
+        self.assertIn("unsupported Content-Encoding", r.json()["error"])
+        r = self.post("/v2/models/simple/infer", b"\x1f\x8bnot gzip at all",
+                      {"Content-Encoding": "gzip"})
+        self.assertEqual(r.status_code, 400)
+        self.assertIn("could not be decompressed", r.json()["error"])
+
+    def test_compressed_answers(self):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        body, _ = simple_body(a, a)
+        for enc, unpack in (("gzip", gzip.decompress), ("deflate", zlib.decompress)):
+            r = requests.post(self.server.http_url + "/v2/models/simple/infer", data=body,
+                              headers={"Accept-Encoding": enc}, timeout=30, stream=True)
+            self.assertEqual(r.status_code, 200)
+            self.assertEqual(r.headers["Content-Encoding"], enc)
+            answer = json.loads(unpack(r.raw.read()))
+            self.assertEqual(answer["outputs"][0]["data"], (2 * a).ravel().tolist())
+
     def test_many_concurrent_requests(self):
         errors = []
 
@@ -261,6 +290,20 @@ class HttpGenerateTest(harness.ServerTestCase):
         s.close()  # the rest of the stream has nobody to go to
         r = self.post("/v2/models/simple_identity/generate", {"INPUT0": ["still here"]})
         self.assertEqual(r.json()["OUTPUT0"], "still here")
+
+
+class HttpBombTest(harness.ServerTestCase):
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0",
+            "--http-max-input-size=100000")
+
+    def test_a_body_that_inflates_past_the_limit(self):
+        bomb = zlib.compress(b"{" + b" " * 50_000_000 + b"}")
+        self.assertLess(len(bomb), 100000)
+        r = requests.post(self.server.http_url + "/v2/models/simple/infer", data=bomb,
+                          headers={"Content-Encoding": "deflate"}, timeout=30)
+        self.assertGreaterEqual(r.status_code, 400)
+        self.assertIn("--http-max-input-size=100000", r.json()["error"])
+        self.assertLess(self.server.rss_mib(), 400)
 
 
 class HttpStopTest(harness.ServerTestCase):
