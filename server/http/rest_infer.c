@@ -374,6 +374,18 @@ static srv_status_t *body_take(srv_server_t *srv, srv_http_exchange_t *x,
                      "the request body", "--http-max-input-size", out, len);
 }
 
+/* A request refused before it went to the model: the answer, and nothing
+ * of the flight is left. */
+static void refuse(flight_t *f, srv_status_t *st) {
+  srv_http_reply_error(f->x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+                       srv_status_message(st));
+  srv_status_free(st);
+  srv_model_unref(f->model);
+  if (f->arena != NULL) upb_Arena_Free(f->arena);
+  free(f->body);
+  free(f);
+}
+
 void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
                     srv_rest_mode_t mode) {
   flight_t *f = calloc(1, sizeof *f);
@@ -412,12 +424,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
                        "Inference-Header-Content-Length %zu is past the body's %zu bytes",
                        header_len, body.len);
   if (st != NULL) {
-    srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
-                         srv_status_message(st));
-    srv_status_free(st);
-    srv_model_unref(m);
-    free(f->body);
-    free(f);
+    refuse(f, st);
     return;
   }
   f->arena = upb_Arena_New();
@@ -428,13 +435,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
            : srv_http_generate_parse(m, &f->desc, f->body, body.len, f->arena,
                                      &f->request);
   if (st != NULL) {
-    srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
-                         srv_status_message(st));
-    srv_status_free(st);
-    srv_model_unref(m);
-    upb_Arena_Free(f->arena);
-    free(f->body);
-    free(f);
+    refuse(f, st);
     return;
   }
   f->sent_msg.kind = FLIGHT_SENT;
