@@ -53,6 +53,9 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
    * an ensemble's step) starts queueing now. */
   if (request->queue_start_ns == 0) request->queue_start_ns = act_now_ns();
   request->msg.kind = SRV_MODEL_REQUEST;
+  /* Relaxed: a gauge for the metrics endpoint, read alone. */
+  atomic_fetch_add_explicit(&m->stats.pending, 1, memory_order_relaxed);
+  request->pending = &m->stats.pending;
   if (!srv_model_send(m, &request->msg))
     srv_request_fail(request, TRITONSERVER_ERROR_UNAVAILABLE,
                      "model '%s' version %lld is unloading", m->name,
