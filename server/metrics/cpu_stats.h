@@ -43,7 +43,8 @@ bool srv_cpu_stat_parse(const char *text, uint64_t *busy, uint64_t *total);
 
 /** Busy share of the time between two samples, in [0, 1]; 0 when no time
  *  passed or the counters went back. */
-double srv_cpu_utilization(uint64_t busy0, uint64_t total0, uint64_t busy1, uint64_t total1);
+double srv_cpu_utilization(uint64_t busy0, uint64_t total0, uint64_t busy1,
+                           uint64_t total1);
 
 /** From /proc/meminfo's text, in bytes: total = MemTotal, used = MemTotal -
  *  MemAvailable (tritonserver's reckoning). False when either is missing. */

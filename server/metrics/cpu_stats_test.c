@@ -27,14 +27,15 @@ static void test_utilization(void) {
   CHECK(srv_cpu_utilization(100, 1000, 150, 1100) == 0.5);
   CHECK(srv_cpu_utilization(100, 1000, 100, 1000) == 0.0); /* no time */
   CHECK(srv_cpu_utilization(100, 1000, 90, 1100) == 0.0);  /* went back */
-  CHECK(srv_cpu_utilization(0, 0, 300, 200) == 1.0);        /* clamped */
+  CHECK(srv_cpu_utilization(0, 0, 300, 200) == 1.0);       /* clamped */
 }
 
 static void test_meminfo(void) {
   uint64_t total, used;
-  REQUIRE(srv_meminfo_parse("MemTotal:       1000 kB\nMemFree:  100 kB\n"
-                            "MemAvailable:    400 kB\n",
-                            &total, &used));
+  REQUIRE(
+      srv_meminfo_parse("MemTotal:       1000 kB\nMemFree:  100 kB\n"
+                        "MemAvailable:    400 kB\n",
+                        &total, &used));
   CHECK_EQ_U64(total, 1000 * 1024);
   CHECK_EQ_U64(used, 600 * 1024);
   CHECK(!srv_meminfo_parse("MemTotal: 1000 kB\n", &total, &used));

@@ -8,8 +8,8 @@
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
-static const double default_buckets[] = {100,    250,    500,    1000,   2500,
-                                         5000,   10000,  25000,  50000,  100000,
+static const double default_buckets[] = {100,    250,    500,    1000,  2500,
+                                         5000,   10000,  25000,  50000, 100000,
                                          250000, 500000, 1000000};
 static const srv_metrics_quantile_t default_quantiles[] = {
     {0.5, 0.05}, {0.9, 0.01}, {0.95, 0.001}, {0.99, 0.001}};
@@ -59,15 +59,17 @@ static srv_status_t *quantiles(const char *setting, const char *v,
       return INVALID("--metrics-config '%s': more than %d quantiles", setting,
                      SRV_METRICS_QUANTILES_MAX);
     if (colon == NULL)
-      return INVALID("--metrics-config '%s': '%.*s' is not <quantile>:<error> (e.g. 0.9:0.01)",
-                     setting, len, p);
+      return INVALID(
+          "--metrics-config '%s': '%.*s' is not <quantile>:<error> (e.g. 0.9:0.01)",
+          setting, len, p);
     if (!number(p, colon, &q[n].quantile) || q[n].quantile < 0 || q[n].quantile > 1)
       return INVALID("--metrics-config '%s': quantile '%.*s' is not a number in [0, 1]",
                      setting, (int)(colon - p), p);
     if (!number(colon + 1, end, &q[n].error) || q[n].error < 0 || q[n].error > 1)
-      return INVALID("--metrics-config '%s': error '%.*s' of quantile %.*s is not a number "
-                     "in [0, 1]",
-                     setting, (int)(end - colon - 1), colon + 1, (int)(colon - p), p);
+      return INVALID(
+          "--metrics-config '%s': error '%.*s' of quantile %.*s is not a number "
+          "in [0, 1]",
+          setting, (int)(end - colon - 1), colon + 1, (int)(colon - p), p);
     n++;
     if (*end == '\0') break;
     p = end;
@@ -77,7 +79,8 @@ static srv_status_t *quantiles(const char *setting, const char *v,
   return NULL;
 }
 
-static srv_status_t *buckets(const char *setting, const char *v, srv_metrics_config_t *c) {
+static srv_status_t *buckets(const char *setting, const char *v,
+                             srv_metrics_config_t *c) {
   double b[SRV_METRICS_BUCKETS_MAX];
   uint32_t n = 0;
   for (const char *p = v;; p++) {
@@ -87,13 +90,15 @@ static srv_status_t *buckets(const char *setting, const char *v, srv_metrics_con
       return INVALID("--metrics-config '%s': more than %d buckets", setting,
                      SRV_METRICS_BUCKETS_MAX);
     if (!number(p, end, &b[n]) || b[n] <= 0)
-      return INVALID("--metrics-config '%s': bucket '%.*s' is not a positive number of "
-                     "microseconds",
-                     setting, (int)(end - p), p);
+      return INVALID(
+          "--metrics-config '%s': bucket '%.*s' is not a positive number of "
+          "microseconds",
+          setting, (int)(end - p), p);
     if (n > 0 && b[n] <= b[n - 1])
-      return INVALID("--metrics-config '%s': bucket '%.*s' is not above the one before it "
-                     "(buckets must ascend)",
-                     setting, (int)(end - p), p);
+      return INVALID(
+          "--metrics-config '%s': bucket '%.*s' is not above the one before it "
+          "(buckets must ascend)",
+          setting, (int)(end - p), p);
     n++;
     if (*end == '\0') break;
     p = end;
@@ -117,8 +122,9 @@ srv_status_t *srv_metrics_config_parse(srv_metrics_config_t *c, const char *sett
   if (KEY("summary_quantiles")) return quantiles(setting, v, c);
   if (KEY("histogram_buckets")) return buckets(setting, v, c);
 #undef KEY
-  return INVALID("--metrics-config '%s': unknown key '%.*s' (known: counter_latencies, "
-                 "summary_latencies, summary_quantiles, histogram_latencies, "
-                 "histogram_buckets)",
-                 setting, (int)klen, setting);
+  return INVALID(
+      "--metrics-config '%s': unknown key '%.*s' (known: counter_latencies, "
+      "summary_latencies, summary_quantiles, histogram_latencies, "
+      "histogram_buckets)",
+      setting, (int)klen, setting);
 }

@@ -132,7 +132,9 @@ typedef uint64_t (*reader_t)(srv_stats_t *s);
 static uint64_t rd_success(srv_stats_t *s) { return srv_stat_load(&s->success.count); }
 static uint64_t rd_infer(srv_stats_t *s) { return srv_stat_load(&s->inference_count); }
 static uint64_t rd_exec(srv_stats_t *s) { return srv_stat_load(&s->execution_count); }
-static uint64_t rd_request_us(srv_stats_t *s) { return srv_stat_load(&s->success.ns) / 1000; }
+static uint64_t rd_request_us(srv_stats_t *s) {
+  return srv_stat_load(&s->success.ns) / 1000;
+}
 static uint64_t rd_queue_us(srv_stats_t *s) { return srv_stat_load(&s->queue.ns) / 1000; }
 static uint64_t rd_input_us(srv_stats_t *s) {
   return srv_stat_load(&s->compute_input.ns) / 1000;
@@ -193,14 +195,14 @@ static void counter_families(srv_metrics_buf_t *b, const page_t *p) {
                 "Number of model executions performed (does not include cached requests)",
                 rd_exec);
   if (p->cfg->counter_latencies) {
-    simple_family(
-        b, p, "nv_inference_request_duration_us", "counter",
-        "Cumulative inference request duration in microseconds (includes cached requests)",
-        rd_request_us);
-    simple_family(
-        b, p, "nv_inference_queue_duration_us", "counter",
-        "Cumulative inference queuing duration in microseconds (includes cached requests)",
-        rd_queue_us);
+    simple_family(b, p, "nv_inference_request_duration_us", "counter",
+                  "Cumulative inference request duration in microseconds (includes "
+                  "cached requests)",
+                  rd_request_us);
+    simple_family(b, p, "nv_inference_queue_duration_us", "counter",
+                  "Cumulative inference queuing duration in microseconds (includes "
+                  "cached requests)",
+                  rd_queue_us);
     simple_family(b, p, "nv_inference_compute_input_duration_us", "counter",
                   "Cumulative compute input duration in microseconds (does not include "
                   "cached requests)",
@@ -230,7 +232,8 @@ static const struct {
                          "inference request duration in microseconds (includes cached "
                          "requests)",
                          rd_request_us},
-    [SRV_LAT_QUEUE] = {"nv_inference_queue_summary_us", "nereid_inference_queue_histogram_us",
+    [SRV_LAT_QUEUE] = {"nv_inference_queue_summary_us",
+                       "nereid_inference_queue_histogram_us",
                        "inference queuing duration in microseconds (includes cached "
                        "requests)",
                        rd_queue_us},
@@ -279,9 +282,9 @@ static void summary_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_ki
       snprintf(label, sizeof label, "quantile=\"%g\"", p->cfg->quantiles[q].quantile);
       series(b, name, "", it, NULL, label);
       /* prometheus-cpp's summaries say NaN with no observation. */
-      value_f64(b, total == 0 ? 0.0 / 0.0
-                              : srv_hist_quantile(counts, total,
-                                                  p->cfg->quantiles[q].quantile));
+      value_f64(b, total == 0
+                       ? 0.0 / 0.0
+                       : srv_hist_quantile(counts, total, p->cfg->quantiles[q].quantile));
     }
   }
 }
@@ -316,7 +319,8 @@ static void latency_families(srv_metrics_buf_t *b, const page_t *p) {
   if (counts == NULL) SRV_FATAL("out of memory rendering metrics");
   for (int k = 0; k < SRV_LAT_KINDS; k++) {
     if (p->cfg->summary_latencies) summary_family(b, p, (srv_latency_kind_t)k, counts);
-    if (p->cfg->histogram_latencies) histogram_family(b, p, (srv_latency_kind_t)k, counts);
+    if (p->cfg->histogram_latencies)
+      histogram_family(b, p, (srv_latency_kind_t)k, counts);
   }
   free(counts);
 }
@@ -353,7 +357,8 @@ static void step_labels(srv_metrics_buf_t *lb, uint32_t i, const srv_step_stats_
 }
 
 static void step_family(srv_metrics_buf_t *b, const page_t *p, bool time) {
-  const char *name = time ? "nereid_ensemble_step_duration_us" : "nereid_ensemble_step_count";
+  const char *name =
+      time ? "nereid_ensemble_step_duration_us" : "nereid_ensemble_step_count";
   head(b, name, "counter",
        time ? "Cumulative time of an ensemble's step, from sending each step request to "
               "its last response, in microseconds"
@@ -397,7 +402,8 @@ static void custom_families(srv_metrics_buf_t *b) {
   char *text = NULL;
   size_t len = 0;
   TRITONSERVER_Error *err = api_metrics_render(&text, &len);
-  if (err != NULL) SRV_FATAL("rendering custom metrics: %s", TRITONSERVER_ErrorMessage(err));
+  if (err != NULL)
+    SRV_FATAL("rendering custom metrics: %s", TRITONSERVER_ErrorMessage(err));
   srv_metrics_buf_append(b, text, len);
   free(text);
 }

@@ -22,8 +22,8 @@ static const char kAlpha[] =
 static srv_model_t *bare(const char *name, const char *text) {
   upb_Arena *a = upb_Arena_New();
   char err[256];
-  inference_ModelConfig *c = cfg_model_config_parse(text, strlen(text), "test", a, err,
-                                                    sizeof err);
+  inference_ModelConfig *c =
+      cfg_model_config_parse(text, strlen(text), "test", a, err, sizeof err);
   srv_model_t *m = NULL;
   if (c == NULL || srv_model_bare_new(name, c, &m) != NULL) m = NULL;
   upb_Arena_Free(a);
@@ -76,25 +76,37 @@ static void fill_steps(srv_stats_t *s) {
 #define LACKS(text, line) CHECK(strstr((text), (line)) == NULL)
 
 static void check_triton_families(const char *t) {
-  HAS(t, "# HELP nv_inference_request_success Number of successful inference requests, "
-         "all batch sizes\n# TYPE nv_inference_request_success counter\n");
+  HAS(t,
+      "# HELP nv_inference_request_success Number of successful inference requests, "
+      "all batch sizes\n# TYPE nv_inference_request_success counter\n");
   HAS(t, "\nnv_inference_request_success{model=\"alpha\",version=\"1\"} 5\n");
-  HAS(t, "\nnv_inference_request_failure{model=\"alpha\",reason=\"REJECTED\",version=\"1\"} 1\n");
-  HAS(t, "\nnv_inference_request_failure{model=\"alpha\",reason=\"CANCELED\",version=\"1\"} 2\n");
-  HAS(t, "\nnv_inference_request_failure{model=\"alpha\",reason=\"BACKEND\",version=\"1\"} 3\n");
-  HAS(t, "\nnv_inference_request_failure{model=\"alpha\",reason=\"OTHER\",version=\"1\"} 1\n");
+  HAS(t,
+      "\nnv_inference_request_failure{model=\"alpha\",reason=\"REJECTED\",version=\"1\"} "
+      "1\n");
+  HAS(t,
+      "\nnv_inference_request_failure{model=\"alpha\",reason=\"CANCELED\",version=\"1\"} "
+      "2\n");
+  HAS(t,
+      "\nnv_inference_request_failure{model=\"alpha\",reason=\"BACKEND\",version=\"1\"} "
+      "3\n");
+  HAS(t,
+      "\nnv_inference_request_failure{model=\"alpha\",reason=\"OTHER\",version=\"1\"} "
+      "1\n");
   HAS(t, "\nnv_inference_count{model=\"alpha\",version=\"1\"} 9\n");
   HAS(t, "\nnv_inference_exec_count{model=\"alpha\",version=\"1\"} 3\n");
   HAS(t, "\nnv_inference_request_duration_us{model=\"alpha\",version=\"1\"} 5000\n");
   HAS(t, "\nnv_inference_queue_duration_us{model=\"alpha\",version=\"1\"} 2000\n");
   HAS(t, "\nnv_inference_compute_input_duration_us{model=\"alpha\",version=\"1\"} 10\n");
-  HAS(t, "\nnv_inference_compute_infer_duration_us{model=\"alpha\",version=\"1\"} 2900\n");
+  HAS(t,
+      "\nnv_inference_compute_infer_duration_us{model=\"alpha\",version=\"1\"} 2900\n");
   HAS(t, "\nnv_inference_compute_output_duration_us{model=\"alpha\",version=\"1\"} 90\n");
   HAS(t, "# TYPE nv_inference_pending_request_count gauge\n");
   HAS(t, "\nnv_inference_pending_request_count{model=\"alpha\",version=\"1\"} 4\n");
   /* The other model: zeros, its name escaped. */
   HAS(t, "\nnv_inference_request_success{model=\"q\\\"m\\\\x\",version=\"1\"} 0\n");
-  HAS(t, "\nnv_inference_request_failure{model=\"q\\\"m\\\\x\",reason=\"OTHER\",version=\"1\"} 0\n");
+  HAS(t,
+      "\nnv_inference_request_failure{model=\"q\\\"m\\\\x\",reason=\"OTHER\",version="
+      "\"1\"} 0\n");
 }
 
 static void check_latency_families(const char *t) {
@@ -103,33 +115,44 @@ static void check_latency_families(const char *t) {
   HAS(t, "\nnv_inference_request_summary_us_sum{model=\"alpha\",version=\"1\"} 5000\n");
   /* 5 x 1000 us in bucket [960, 1024): rank 3 of 5 is 960 + 64 * 3/5,
    * rank ceil(0.9 * 5) = 5 the bucket's top. */
-  HAS(t, "\nnv_inference_request_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.5\"} "
-         "998.4\n");
-  HAS(t, "\nnv_inference_request_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.9\"} "
-         "1024\n");
-  HAS(t, "\nnv_inference_queue_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.5\"} ");
+  HAS(t,
+      "\nnv_inference_request_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.5\"} "
+      "998.4\n");
+  HAS(t,
+      "\nnv_inference_request_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.9\"} "
+      "1024\n");
+  HAS(t,
+      "\nnv_inference_queue_summary_us{model=\"alpha\",version=\"1\",quantile=\"0.5\"} ");
   /* No observation: NaN, as prometheus-cpp's summaries. */
-  HAS(t, "\nnv_inference_request_summary_us{model=\"q\\\"m\\\\x\",version=\"1\","
-         "quantile=\"0.5\"} NaN\n");
+  HAS(t,
+      "\nnv_inference_request_summary_us{model=\"q\\\"m\\\\x\",version=\"1\","
+      "quantile=\"0.5\"} NaN\n");
   HAS(t, "# TYPE nereid_inference_request_histogram_us histogram\n");
-  HAS(t, "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
-         "le=\"500\"} 0\n");
-  HAS(t, "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
-         "le=\"1000\"} 5\n");
-  HAS(t, "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
-         "le=\"+Inf\"} 5\n");
-  HAS(t, "\nnereid_inference_queue_histogram_us_bucket{model=\"alpha\",version=\"1\","
-         "le=\"500\"} 5\n");
+  HAS(t,
+      "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
+      "le=\"500\"} 0\n");
+  HAS(t,
+      "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
+      "le=\"1000\"} 5\n");
+  HAS(t,
+      "\nnereid_inference_request_histogram_us_bucket{model=\"alpha\",version=\"1\","
+      "le=\"+Inf\"} 5\n");
+  HAS(t,
+      "\nnereid_inference_queue_histogram_us_bucket{model=\"alpha\",version=\"1\","
+      "le=\"500\"} 5\n");
 }
 
 static void check_own_families(const char *t) {
   HAS(t, "# TYPE nereid_queue_depth gauge\n");
   HAS(t, "\nnereid_queue_depth{model=\"alpha\",priority=\"1\",version=\"1\"} 3\n");
   HAS(t, "\nnereid_queue_depth{model=\"alpha\",priority=\"2\",version=\"1\"} 1\n");
-  HAS(t, "\nnereid_ensemble_step_count{model=\"q\\\"m\\\\x\",step=\"0\",step_model=\"alpha\","
-         "step_version=\"1\",version=\"1\"} 4\n");
-  HAS(t, "\nnereid_ensemble_step_duration_us{model=\"q\\\"m\\\\x\",step=\"1\","
-         "step_model=\"q\\\"m\\\\x\",step_version=\"1\",version=\"1\"} 4\n");
+  HAS(t,
+      "\nnereid_ensemble_step_count{model=\"q\\\"m\\\\x\",step=\"0\",step_model="
+      "\"alpha\","
+      "step_version=\"1\",version=\"1\"} 4\n");
+  HAS(t,
+      "\nnereid_ensemble_step_duration_us{model=\"q\\\"m\\\\x\",step=\"1\","
+      "step_model=\"q\\\"m\\\\x\",step_version=\"1\",version=\"1\"} 4\n");
   HAS(t, "# TYPE nv_cpu_utilization gauge\nnv_cpu_utilization ");
   HAS(t, "# TYPE nv_cpu_memory_total_bytes gauge\nnv_cpu_memory_total_bytes ");
   HAS(t, "# TYPE nv_cpu_memory_used_bytes gauge\nnv_cpu_memory_used_bytes ");
@@ -149,7 +172,8 @@ static int parse_with_python(const char *page, srv_metrics_buf_t *out) {
   FILE *p = popen(cmd, "r");
   char chunk[4096];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) srv_metrics_buf_append(out, chunk, n);
+  while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+    srv_metrics_buf_append(out, chunk, n);
   int rc = pclose(p);
   unlink(in);
   return rc;
@@ -163,11 +187,14 @@ static void check_parsed(const char *page) {
   const char *t = py.data ? py.data : "";
   HAS(t, "# family nv_inference_request_failure counter\n");
   /* The parser names a counter's samples with _total. */
-  HAS(t, "nv_inference_request_failure_total{model=alpha,reason=BACKEND,version=1} 3.0\n");
+  HAS(t,
+      "nv_inference_request_failure_total{model=alpha,reason=BACKEND,version=1} 3.0\n");
   HAS(t, "# family nv_inference_request_summary_us summary\n");
   HAS(t, "nv_inference_request_summary_us{model=alpha,quantile=0.5,version=1} 998.4\n");
   HAS(t, "# family nereid_inference_request_histogram_us histogram\n");
-  HAS(t, "nereid_inference_request_histogram_us_bucket{le=1000,model=alpha,version=1} 5.0\n");
+  HAS(t,
+      "nereid_inference_request_histogram_us_bucket{le=1000,model=alpha,version=1} "
+      "5.0\n");
   HAS(t, "nv_inference_pending_request_count{model=alpha,version=1} 4.0\n");
   HAS(t, "nereid_queue_depth{model=alpha,priority=2,version=1} 1.0\n");
   srv_metrics_buf_free(&py);
@@ -181,8 +208,14 @@ static void test_render(void) {
   srv_server_t srv = {.registry = srv_registry_new()};
   srv_model_t *av[] = {alpha}, *ov[] = {odd};
   srv_registry_entry_t entries[] = {
-      {.name = "alpha", .state = SRV_MODEL_STATE_READY, .versions = av, .version_count = 1},
-      {.name = "q\"m\\x", .state = SRV_MODEL_STATE_READY, .versions = ov, .version_count = 1},
+      {.name = "alpha",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = av,
+       .version_count = 1},
+      {.name = "q\"m\\x",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = ov,
+       .version_count = 1},
   };
   srv_registry_publish(srv.registry, entries, 2);
   TRITONSERVER_MetricFamily *fam;

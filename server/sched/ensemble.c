@@ -187,8 +187,7 @@ static void run_end(srv_model_t *m, ens_frame_t *root) {
     /* Read before the send: the response is the owner's after it. */
     bool cancelled = TRITONSERVER_ErrorCode(r->error) == TRITONSERVER_ERROR_CANCELLED;
     run_send(run, r);
-    srv_stats_fail(&m->stats, cancelled ? SRV_FAIL_CANCELED : SRV_FAIL_OTHER,
-                   took);
+    srv_stats_fail(&m->stats, cancelled ? SRV_FAIL_CANCELED : SRV_FAIL_OTHER, took);
   } else {
     if (m->decoupled)
       srv_final_flags_send(req->state, TRITONSERVER_RESPONSE_COMPLETE_FINAL);

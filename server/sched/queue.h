@@ -29,8 +29,8 @@ typedef struct {
 typedef struct {
   srv_queue_level_t *levels; /* index 0 is priority 1 (served first) */
   uint32_t level_count;
-  uint32_t default_level;       /* index of the default priority level */
-  uint32_t count;               /* requests in all levels */
+  uint32_t default_level; /* index of the default priority level */
+  uint32_t count;         /* requests in all levels */
   /* Each level's count, published for the metrics endpoint (relaxed
    * stores here, relaxed loads by any thread through srv_stats_t). */
   _Atomic uint64_t *depth;

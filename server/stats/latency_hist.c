@@ -35,7 +35,8 @@ uint64_t srv_hist_snapshot(const srv_latency_hist_t *h, uint64_t out[SRV_HIST_BU
   return total;
 }
 
-double srv_hist_quantile(const uint64_t counts[SRV_HIST_BUCKETS], uint64_t total, double q) {
+double srv_hist_quantile(const uint64_t counts[SRV_HIST_BUCKETS], uint64_t total,
+                         double q) {
   if (total == 0) return 0.0;
   if (q < 0.0) q = 0.0;
   if (q > 1.0) q = 1.0;

@@ -58,7 +58,8 @@ uint64_t srv_hist_snapshot(const srv_latency_hist_t *h, uint64_t out[SRV_HIST_BU
  *  microseconds: the bucket that holds rank ceil(q * total) (at least 1),
  *  interpolated linearly inside it. Exact below SRV_HIST_SUB us; past
  *  that, within the bucket's width (12.5% of the value). 0 when empty. */
-double srv_hist_quantile(const uint64_t counts[SRV_HIST_BUCKETS], uint64_t total, double q);
+double srv_hist_quantile(const uint64_t counts[SRV_HIST_BUCKETS], uint64_t total,
+                         double q);
 
 /** Observations of a snapshot counted as at most `le_us` microseconds:
  *  every bucket whose lower bound is <= le_us. A bucket that straddles

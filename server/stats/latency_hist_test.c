@@ -61,7 +61,8 @@ static void *recorder(void *arg) {
 
 static void test_torture(void) {
   pthread_t th[THREADS];
-  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, recorder, (void *)i);
+  for (uintptr_t i = 0; i < THREADS; i++)
+    pthread_create(&th[i], NULL, recorder, (void *)i);
   for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
   static uint64_t c[SRV_HIST_BUCKETS];
   CHECK_EQ_U64(srv_hist_snapshot(&shared, c), (uint64_t)THREADS * RECORDS);

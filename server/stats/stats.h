@@ -39,10 +39,10 @@ typedef struct {
  * nv_inference_request_failure. OTHER is not counted on its own: it is
  * what `fail` holds beyond the three others. */
 typedef enum {
-  SRV_FAIL_REJECTED = 0, /* the scheduler refused it (queue full, timeout) */
-  SRV_FAIL_CANCELED,     /* cancelled by its client or the server */
-  SRV_FAIL_BACKEND,      /* the backend reported it failed */
-  SRV_FAIL_OTHER,        /* anything else (refused inputs, a failed step) */
+  SRV_FAIL_REJECTED = 0,             /* the scheduler refused it (queue full, timeout) */
+  SRV_FAIL_CANCELED,                 /* cancelled by its client or the server */
+  SRV_FAIL_BACKEND,                  /* the backend reported it failed */
+  SRV_FAIL_OTHER,                    /* anything else (refused inputs, a failed step) */
   SRV_FAIL_COUNTED = SRV_FAIL_OTHER, /* the reasons with a counter of their own */
 } srv_fail_reason_t;
 
@@ -106,7 +106,8 @@ static inline srv_latency_hists_t *srv_stats_latency(srv_stats_t *s) {
 }
 
 /** Records a latency of `ns` (relaxed adds, no lock). Any thread. */
-static inline void srv_stats_latency_add(srv_stats_t *s, srv_latency_kind_t k, uint64_t ns) {
+static inline void srv_stats_latency_add(srv_stats_t *s, srv_latency_kind_t k,
+                                         uint64_t ns) {
   srv_hist_record(&srv_stats_latency(s)->kind[k], ns);
 }
 

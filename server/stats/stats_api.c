@@ -24,7 +24,8 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
   uint64_t total = span(request->state->request_start_ns, exec_end_ns);
   if (!success) {
     /* Relaxed: a hint, as backends read it (request.h). */
-    bool cancelled = atomic_load_explicit(&request->state->cancelled, memory_order_relaxed);
+    bool cancelled =
+        atomic_load_explicit(&request->state->cancelled, memory_order_relaxed);
     srv_stats_fail(s, cancelled ? SRV_FAIL_CANCELED : SRV_FAIL_BACKEND, total);
     return NULL;
   }
