@@ -62,8 +62,10 @@ double srv_hist_quantile(const uint64_t counts[SRV_HIST_BUCKETS], uint64_t total
                          double q);
 
 /** Observations of a snapshot counted as at most `le_us` microseconds:
- *  every bucket whose lower bound is <= le_us. A bucket that straddles
- *  le_us is counted whole, so values up to 12.5% above le_us can be in. */
+ *  every bucket whose lower bound is <= le_us. Exact when le_us + 1 is a
+ *  bucket's lower bound; else the bucket that straddles le_us is counted
+ *  whole, so values up to 12.5% above le_us can be in (never fewer than
+ *  the values at most le_us). */
 uint64_t srv_hist_count_le(const uint64_t counts[SRV_HIST_BUCKETS], double le_us);
 
 #endif
