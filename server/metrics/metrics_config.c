@@ -46,13 +46,26 @@ static srv_status_t *boolean(const char *setting, const char *v, bool *out) {
   return NULL;
 }
 
+/* The next comma-separated item of a list at *p, [*start, *end); *p moves
+ * past it (NULL after the last). False once the list is done. */
+static bool next_item(const char **p, const char **start, const char **end) {
+  if (*p == NULL) return false;
+  *start = *p;
+  *end = strchr(*start, ',');
+  if (*end == NULL) {
+    *end = *start + strlen(*start);
+    *p = NULL;
+  } else {
+    *p = *end + 1;
+  }
+  return true;
+}
+
 static srv_status_t *quantiles(const char *setting, const char *v,
                                srv_metrics_config_t *c) {
   srv_metrics_quantile_t q[SRV_METRICS_QUANTILES_MAX];
   uint32_t n = 0;
-  for (const char *p = v;; p++) {
-    const char *end = strchr(p, ',');
-    if (end == NULL) end = p + strlen(p);
+  for (const char *rest = v, *p, *end; next_item(&rest, &p, &end);) {
     const char *colon = memchr(p, ':', (size_t)(end - p));
     int len = (int)(end - p);
     if (n == SRV_METRICS_QUANTILES_MAX)
@@ -71,8 +84,6 @@ static srv_status_t *quantiles(const char *setting, const char *v,
           "in [0, 1]",
           setting, (int)(end - colon - 1), colon + 1, (int)(colon - p), p);
     n++;
-    if (*end == '\0') break;
-    p = end;
   }
   memcpy(c->quantiles, q, n * sizeof q[0]);
   c->quantile_count = n;
@@ -83,9 +94,7 @@ static srv_status_t *buckets(const char *setting, const char *v,
                              srv_metrics_config_t *c) {
   double b[SRV_METRICS_BUCKETS_MAX];
   uint32_t n = 0;
-  for (const char *p = v;; p++) {
-    const char *end = strchr(p, ',');
-    if (end == NULL) end = p + strlen(p);
+  for (const char *rest = v, *p, *end; next_item(&rest, &p, &end);) {
     if (n == SRV_METRICS_BUCKETS_MAX)
       return INVALID("--metrics-config '%s': more than %d buckets", setting,
                      SRV_METRICS_BUCKETS_MAX);
@@ -100,8 +109,6 @@ static srv_status_t *buckets(const char *setting, const char *v,
           "(buckets must ascend)",
           setting, (int)(end - p), p);
     n++;
-    if (*end == '\0') break;
-    p = end;
   }
   memcpy(c->buckets, b, n * sizeof b[0]);
   c->bucket_count = n;

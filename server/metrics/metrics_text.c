@@ -152,12 +152,17 @@ static uint64_t rd_pending(srv_stats_t *s) {
   return v > 0 ? (uint64_t)v : 0;
 }
 
-static void simple_family(srv_metrics_buf_t *b, const page_t *p, const char *name,
-                          const char *type, const char *help, reader_t rd) {
-  head(b, name, type, help);
+/* tritonserver's per-model families with one series each, in its order. */
+typedef struct {
+  const char *name, *type, *help;
+  reader_t read;
+} simple_t;
+
+static void simple_family(srv_metrics_buf_t *b, const page_t *p, const simple_t *f) {
+  head(b, f->name, f->type, f->help);
   for (size_t i = 0; i < p->count; i++) {
-    series(b, name, "", &p->items[i], NULL, NULL);
-    value_u64(b, rd(p->items[i].s));
+    series(b, f->name, "", &p->items[i], NULL, NULL);
+    value_u64(b, f->read(p->items[i].s));
   }
 }
 
@@ -184,41 +189,51 @@ static void failure_family(srv_metrics_buf_t *b, const page_t *p) {
   }
 }
 
+static const simple_t kDurations[] = {
+    {"nv_inference_request_duration_us", "counter",
+     "Cumulative inference request duration in microseconds (includes cached requests)",
+     rd_request_us},
+    {"nv_inference_queue_duration_us", "counter",
+     "Cumulative inference queuing duration in microseconds (includes cached requests)",
+     rd_queue_us},
+    {"nv_inference_compute_input_duration_us", "counter",
+     "Cumulative compute input duration in microseconds (does not include cached "
+     "requests)",
+     rd_input_us},
+    {"nv_inference_compute_infer_duration_us", "counter",
+     "Cumulative compute inference duration in microseconds (does not include cached "
+     "requests)",
+     rd_infer_us},
+    {"nv_inference_compute_output_duration_us", "counter",
+     "Cumulative inference compute output duration in microseconds (does not include "
+     "cached requests)",
+     rd_output_us},
+};
+
+static const simple_t kCounts[] = {
+    {"nv_inference_count", "counter",
+     "Number of inferences performed (does not include cached requests)", rd_infer},
+    {"nv_inference_exec_count", "counter",
+     "Number of model executions performed (does not include cached requests)", rd_exec},
+};
+
+static const simple_t kSuccess = {"nv_inference_request_success", "counter",
+                                  "Number of successful inference requests, all batch "
+                                  "sizes",
+                                  rd_success};
+static const simple_t kPending = {
+    "nv_inference_pending_request_count", "gauge",
+    "Instantaneous number of pending requests awaiting execution per-model.", rd_pending};
+
 static void counter_families(srv_metrics_buf_t *b, const page_t *p) {
-  simple_family(b, p, "nv_inference_request_success", "counter",
-                "Number of successful inference requests, all batch sizes", rd_success);
+  simple_family(b, p, &kSuccess);
   failure_family(b, p);
-  simple_family(b, p, "nv_inference_count", "counter",
-                "Number of inferences performed (does not include cached requests)",
-                rd_infer);
-  simple_family(b, p, "nv_inference_exec_count", "counter",
-                "Number of model executions performed (does not include cached requests)",
-                rd_exec);
-  if (p->cfg->counter_latencies) {
-    simple_family(b, p, "nv_inference_request_duration_us", "counter",
-                  "Cumulative inference request duration in microseconds (includes "
-                  "cached requests)",
-                  rd_request_us);
-    simple_family(b, p, "nv_inference_queue_duration_us", "counter",
-                  "Cumulative inference queuing duration in microseconds (includes "
-                  "cached requests)",
-                  rd_queue_us);
-    simple_family(b, p, "nv_inference_compute_input_duration_us", "counter",
-                  "Cumulative compute input duration in microseconds (does not include "
-                  "cached requests)",
-                  rd_input_us);
-    simple_family(b, p, "nv_inference_compute_infer_duration_us", "counter",
-                  "Cumulative compute inference duration in microseconds (does not "
-                  "include cached requests)",
-                  rd_infer_us);
-    simple_family(b, p, "nv_inference_compute_output_duration_us", "counter",
-                  "Cumulative inference compute output duration in microseconds (does "
-                  "not include cached requests)",
-                  rd_output_us);
-  }
-  simple_family(b, p, "nv_inference_pending_request_count", "gauge",
-                "Instantaneous number of pending requests awaiting execution per-model.",
-                rd_pending);
+  for (size_t i = 0; i < sizeof kCounts / sizeof kCounts[0]; i++)
+    simple_family(b, p, &kCounts[i]);
+  if (p->cfg->counter_latencies)
+    for (size_t i = 0; i < sizeof kDurations / sizeof kDurations[0]; i++)
+      simple_family(b, p, &kDurations[i]);
+  simple_family(b, p, &kPending);
 }
 
 /* ---- latency summaries and histograms ---- */
@@ -264,19 +279,31 @@ static uint64_t snapshot(srv_stats_t *s, srv_latency_kind_t k, uint64_t *counts)
   return srv_hist_snapshot(&h->kind[k], counts);
 }
 
+/* HELP and TYPE of a latency family ("Summary of ...", "Histogram of ..."). */
+static void latency_head(srv_metrics_buf_t *b, const char *name, const char *type,
+                         const char *kind, srv_latency_kind_t k) {
+  char help[160];
+  snprintf(help, sizeof help, "%s of %s", kind, kLatency[k].what);
+  head(b, name, type, help);
+}
+
+/* A series' _count (of its snapshot) and _sum (the duration counter). */
+static void count_and_sum(srv_metrics_buf_t *b, const char *name, const item_t *it,
+                          srv_latency_kind_t k, uint64_t total) {
+  series(b, name, "_count", it, NULL, NULL);
+  value_u64(b, total);
+  series(b, name, "_sum", it, NULL, NULL);
+  value_u64(b, kLatency[k].sum_us(it->s));
+}
+
 static void summary_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_kind_t k,
                            uint64_t *counts) {
   const char *name = kLatency[k].summary;
-  char help[160];
-  snprintf(help, sizeof help, "Summary of %s", kLatency[k].what);
-  head(b, name, "summary", help);
+  latency_head(b, name, "summary", "Summary", k);
   for (size_t i = 0; i < p->count; i++) {
     const item_t *it = &p->items[i];
     uint64_t total = snapshot(it->s, k, counts);
-    series(b, name, "_count", it, NULL, NULL);
-    value_u64(b, total);
-    series(b, name, "_sum", it, NULL, NULL);
-    value_u64(b, kLatency[k].sum_us(it->s));
+    count_and_sum(b, name, it, k, total);
     for (uint32_t q = 0; q < p->cfg->quantile_count; q++) {
       char label[48];
       snprintf(label, sizeof label, "quantile=\"%g\"", p->cfg->quantiles[q].quantile);
@@ -292,16 +319,11 @@ static void summary_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_ki
 static void histogram_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_kind_t k,
                              uint64_t *counts) {
   const char *name = kLatency[k].histogram;
-  char help[160];
-  snprintf(help, sizeof help, "Histogram of %s", kLatency[k].what);
-  head(b, name, "histogram", help);
+  latency_head(b, name, "histogram", "Histogram", k);
   for (size_t i = 0; i < p->count; i++) {
     const item_t *it = &p->items[i];
     uint64_t total = snapshot(it->s, k, counts);
-    series(b, name, "_count", it, NULL, NULL);
-    value_u64(b, total);
-    series(b, name, "_sum", it, NULL, NULL);
-    value_u64(b, kLatency[k].sum_us(it->s));
+    count_and_sum(b, name, it, k, total);
     for (uint32_t j = 0; j < p->cfg->bucket_count; j++) {
       char label[48];
       snprintf(label, sizeof label, "le=\"%g\"", p->cfg->buckets[j]);
