@@ -368,6 +368,28 @@ static void queue_family(srv_metrics_buf_t *b, const page_t *p) {
   }
 }
 
+/* The sequence batcher's gauges (ModelStatistics' sequence_stats). */
+static void sequence_family(srv_metrics_buf_t *b, const page_t *p, bool backlog) {
+  const char *name = backlog ? "nereid_sequence_backlog" : "nereid_sequence_active";
+  head(b, name, "gauge",
+       backlog ? "Sequences waiting for a free sequence slot"
+               : "Sequences holding a sequence slot");
+  for (size_t i = 0; i < p->count; i++) {
+    srv_sequence_stats_t *q = p->items[i].s->sequences;
+    if (q == NULL) continue;
+    series(b, name, "", &p->items[i], NULL, NULL);
+    value_u64(b, srv_stat_load(backlog ? &q->backlog : &q->active));
+  }
+}
+
+static void sequence_families(srv_metrics_buf_t *b, const page_t *p) {
+  bool any = false;
+  for (size_t i = 0; i < p->count && !any; i++) any = p->items[i].s->sequences != NULL;
+  if (!any) return;
+  sequence_family(b, p, false);
+  sequence_family(b, p, true);
+}
+
 /* step="<i>",step_model="...",step_version="..." (escaped) into *lb. */
 static void step_labels(srv_metrics_buf_t *lb, uint32_t i, const srv_step_stats_t *st) {
   lb->len = 0;
@@ -469,6 +491,7 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
     counter_families(out, &p);
     latency_families(out, &p);
     queue_family(out, &p);
+    sequence_families(out, &p);
     step_families(out, &p);
   }
   if (cpu != NULL) cpu_families(out, cpu);

@@ -39,6 +39,8 @@ static void add(srv_duration_t *d, uint64_t count, uint64_t ns) {
  * the backend, 1 other), 4 pending, queue depth 3 and 1. */
 static _Atomic uint64_t depth[2] = {3, 1};
 
+static srv_sequence_stats_t sequences;
+
 static void fill_alpha(srv_stats_t *s) {
   add(&s->success, 5, 5000000);
   add(&s->fail, 7, 123000);
@@ -58,6 +60,9 @@ static void fill_alpha(srv_stats_t *s) {
   }
   s->queue_depth = depth;
   s->queue_levels = 2;
+  s->sequences = &sequences; /* as if alpha had a sequence batcher */
+  atomic_store(&sequences.active, 6);
+  atomic_store(&sequences.backlog, 2);
 }
 
 /* An ensemble-like model: two steps with their times. */
@@ -153,6 +158,11 @@ static void check_own_families(const char *t) {
   HAS(t,
       "\nnereid_ensemble_step_duration_us{model=\"q\\\"m\\\\x\",step=\"1\","
       "step_model=\"q\\\"m\\\\x\",step_version=\"1\",version=\"1\"} 4\n");
+  HAS(t,
+      "# TYPE nereid_sequence_active gauge\n"
+      "nereid_sequence_active{model=\"alpha\",version=\"1\"} 6\n");
+  HAS(t, "\nnereid_sequence_backlog{model=\"alpha\",version=\"1\"} 2\n");
+  LACKS(t, "nereid_sequence_active{model=\"q");
   HAS(t, "# TYPE nv_cpu_utilization gauge\nnv_cpu_utilization ");
   HAS(t, "# TYPE nv_cpu_memory_total_bytes gauge\nnv_cpu_memory_total_bytes ");
   HAS(t, "# TYPE nv_cpu_memory_used_bytes gauge\nnv_cpu_memory_used_bytes ");
@@ -254,6 +264,7 @@ static void test_render(void) {
   TRITONSERVER_MetricDelete(custom);
   TRITONSERVER_MetricFamilyDelete(fam);
   srv_registry_free(srv.registry);
+  srv_model_stats(alpha)->sequences = NULL; /* the test's */
   srv_model_bare_free(alpha);
   srv_model_bare_free(odd);
 }
