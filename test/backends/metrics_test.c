@@ -1,8 +1,9 @@
 /* The /metrics page over a real server (server/metrics/metrics.md): the
  * recorder backend executes slowly, so a case can read the pending gauge
  * and the queue depth while requests wait, then the counters, summaries
- * and histograms once they are answered, and a request cancelled during
- * execute counted with reason CANCELED. */
+ * and histograms once they are answered, and requests refused, cancelled
+ * in the queue and cancelled during execute under Triton's failure
+ * reasons. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
   "{\"name\":\"rec\",\"backend\":\"recorder\",\"max_batch_size\":1,"                \
   "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}],"   \
   "\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}]," \
-  "\"dynamic_batching\":{\"priority_levels\":2,\"default_priority_level\":2},"      \
+  "\"dynamic_batching\":{\"priority_levels\":2,\"default_priority_level\":2%s},"    \
   "\"parameters\":{\"execute_delay_ms\":{\"string_value\":\"%d\"},"                 \
   "\"record_file\":{\"string_value\":\"%s\"}}}"
 
@@ -101,35 +102,48 @@ static void pending_and_latencies(void) {
   char config[1024];
   delay_ms = bt_ms(100);
   record_at("pending.log");
-  snprintf(config, sizeof config, REC_CONFIG, delay_ms, record);
+  snprintf(config, sizeof config, REC_CONFIG, "", delay_ms, record);
   CHECK(bt_with_model(BT_TEST_BACKENDS, NULL, "rec", config, pending_body));
 }
 
-static void cancelled_body(bt_server_t *s) {
-  bt_call_t *c = request(s);
-  REQUIRE(bt_call_send_cancellable(c));
+#define FAILURES(reason) \
+  "nv_inference_request_failure{model=\"rec\",reason=\"" reason "\",version=\"1\"}"
+
+/* One request executes (5 s), one waits (the queue holds one), one is
+ * refused: REJECTED. The waiting one is cancelled in the queue (the
+ * scheduler's CANCELED), the executing one during execute (the backend's
+ * report, CANCELED as the request was cancelled). */
+static void failures_body(bt_server_t *s) {
+  bt_call_t *running = request(s), *waiting = request(s), *refused = request(s);
+  REQUIRE(bt_call_send_cancellable(running));
   CHECK(bt_file_waits_for(record, "execute_start", bt_ms(5000)));
   CHECK(value_of(s, "nv_inference_pending_request_count" M) == 0); /* executing */
-  bt_call_cancel(c);
-  CHECK(bt_call_wait_done(c, bt_ms(10000)));
-  CHECK(reaches(s,
-                "nv_inference_request_failure{model=\"rec\",reason=\"CANCELED\","
-                "version=\"1\"}",
-                1));
-  CHECK(value_of(s,
-                 "nv_inference_request_failure{model=\"rec\",reason=\"BACKEND\","
-                 "version=\"1\"}") == 0);
-  CHECK(value_of(s,
-                 "nv_inference_request_failure{model=\"rec\",reason=\"OTHER\","
-                 "version=\"1\"}") == 0);
-  bt_call_free(c);
+  REQUIRE(bt_call_send_cancellable(waiting));
+  CHECK(reaches(s, "nereid_queue_depth{model=\"rec\",priority=\"2\",version=\"1\"}", 1));
+  REQUIRE(bt_call_send(refused));
+  CHECK(bt_call_wait_done(refused, bt_ms(5000)));
+  CHECK(reaches(s, FAILURES("REJECTED"), 1));
+  bt_call_cancel(waiting);
+  CHECK(bt_call_wait_done(waiting, bt_ms(5000)));
+  CHECK(reaches(s, FAILURES("CANCELED"), 1));
+  bt_call_cancel(running);
+  CHECK(bt_call_wait_done(running, bt_ms(10000)));
+  CHECK(reaches(s, FAILURES("CANCELED"), 2));
+  CHECK(value_of(s, FAILURES("REJECTED")) == 1);
+  CHECK(value_of(s, FAILURES("BACKEND")) == 0);
+  CHECK(value_of(s, FAILURES("OTHER")) == 0);
+  CHECK(value_of(s, "nv_inference_pending_request_count" M) == 0);
+  bt_call_free(running);
+  bt_call_free(waiting);
+  bt_call_free(refused);
 }
 
-static void cancelled_during_execute(void) {
+static void failure_reasons(void) {
   char config[1024];
   record_at("cancelled.log");
-  snprintf(config, sizeof config, REC_CONFIG, bt_ms(5000), record);
-  CHECK(bt_with_model(BT_TEST_BACKENDS, NULL, "rec", config, cancelled_body));
+  snprintf(config, sizeof config, REC_CONFIG,
+           ",\"default_queue_policy\":{\"max_queue_size\":1}", bt_ms(5000), record);
+  CHECK(bt_with_model(BT_TEST_BACKENDS, NULL, "rec", config, failures_body));
 }
 
 int main(void) {
@@ -138,6 +152,6 @@ int main(void) {
       srv_metrics_config_parse(&cfg, "histogram_latencies=true") != NULL)
     return 1;
   static const unit_case_t cases[] = {UNIT_CASE(pending_and_latencies),
-                                      UNIT_CASE(cancelled_during_execute)};
+                                      UNIT_CASE(failure_reasons)};
   return unit_run("metrics", cases, sizeof cases / sizeof cases[0]);
 }
