@@ -33,8 +33,12 @@ void srv_metrics_buf_free(srv_metrics_buf_t *b);
  *  nereid_ensemble_step_*; then nv_cpu_* from `cpu` (NULL: CPU metrics off);
  *  then the custom metrics (api_metrics_render). Models are referenced for
  *  the time of the rendering, outside any registry read section, so a long
- *  page never delays the registry's reclamation. Any thread; never fails
- *  (out of memory is fatal). */
+ *  page never delays the registry's reclamation; dropping the last
+ *  reference of an unloaded model only sends the repository a message. Any
+ *  thread, while the core runs (from srv_core_start until the frontends
+ *  are shut down, before srv_core_stop_until): the caller's server must
+ *  stop calling before the core stops. Never fails (out of memory is
+ *  fatal). */
 void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
                         const srv_metrics_cpu_t *cpu, srv_metrics_buf_t *out);
 
