@@ -231,7 +231,8 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   if (st == NULL) {
     st = srv_infer_request_build(m, &d, req, srv_call_arena(call), &r);
     /* A request the model refused counts as one of its failures. */
-    if (st != NULL) srv_duration_add(&srv_model_stats(m)->fail, act_now_ns() - start);
+    if (st != NULL)
+      srv_stats_fail(srv_model_stats(m), SRV_FAIL_OTHER, act_now_ns() - start);
   }
   if (st != NULL) {
     if (m != NULL) srv_model_unref(m);

@@ -355,7 +355,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   st = srv_infer_request_build(m, &d, req, q->arena, &r);
   if (st != NULL) {
     /* A request the model refused counts as one of its failures. */
-    srv_duration_add(&srv_model_stats(m)->fail, act_now_ns() - start);
+    srv_stats_fail(srv_model_stats(m), SRV_FAIL_OTHER, act_now_ns() - start);
     srv_model_unref(m);
     reject(s, q, id, st);
     return;

@@ -35,6 +35,8 @@ static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
     case INSTANCE_EXECUTE: {
       /* Relaxed: read only for a log line (srv_model_abandon). */
       atomic_store_explicit(&inst->executing, inst->batch_count, memory_order_relaxed);
+      for (uint32_t i = 0; i < inst->batch_count; i++)
+        srv_request_pending_end(inst->batch[i]);
       TRITONSERVER_Error *err = m->backend->execute(inst, inst->batch, inst->batch_count);
       atomic_store_explicit(&inst->executing, 0, memory_order_relaxed);
       if (err != NULL) {

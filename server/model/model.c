@@ -190,6 +190,9 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     return st;
   }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
+  /* The queue (set up by the batcher) publishes its depth per level. */
+  m->stats.queue_depth = m->queue.depth;
+  m->stats.queue_levels = m->queue.depth != NULL ? m->queue.level_count : 0;
   m->config_settable = true;
   st = backend_model_init(m);
   m->config_settable = false;

@@ -60,6 +60,9 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
     return st;
   }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
+  /* The queue (set up by the batcher) publishes its depth per level. */
+  m->stats.queue_depth = m->queue.depth;
+  m->stats.queue_levels = m->queue.depth != NULL ? m->queue.level_count : 0;
   atomic_init(&m->refs, 1);
   *out = m;
   return NULL;

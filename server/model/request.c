@@ -155,8 +155,10 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
   if (atomic_exchange_explicit(&request->released, true, memory_order_acq_rel))
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
+  srv_request_pending_end(request); /* released without executing */
   request->msg.kind = SRV_MSG_INFER_RELEASED;
-  act_actor_t *to = request->release_to != NULL ? request->release_to : request->state->owner;
+  act_actor_t *to =
+      request->release_to != NULL ? request->release_to : request->state->owner;
   act_send_inline(to, &request->msg);
   return NULL;
 }

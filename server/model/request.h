@@ -108,6 +108,11 @@ struct TRITONBACKEND_Request {
   uint32_t priority;   /* 0: the model's default priority level */
   uint64_t timeout_us; /* the client's queue timeout; 0: none given */
   _Atomic bool released;
+  /* The model's pending gauge (srv_stats_t.pending) while the request
+   * counts in it: set by srv_model_enqueue, cleared by
+   * srv_request_pending_end when execution starts or at the release,
+   * whichever comes first. Messages order the two; no atomic needed. */
+  _Atomic int64_t *pending;
   act_msg_t cancel_msg; /* owner -> model actor -> owner (srv_request_cancel) */
   uint8_t cancel;       /* the owner's alone: SRV_CANCEL_*, see srv_request_cancel */
   /* The model actor's alone, while the request waits in its queue. */
@@ -136,6 +141,15 @@ enum { SRV_CANCEL_NONE, SRV_CANCEL_OUT, SRV_CANCEL_BACK };
  *  that r->state stands for, whatever else came back
  *  (srv_request_cancel_out). The owner's actor, after srv_model_enqueue. */
 bool srv_request_cancel(TRITONBACKEND_Request *r);
+
+/** Takes r out of its model's pending gauge, if it is still in it. The
+ *  thread that holds r: its instance before execute, or its releaser. */
+static inline void srv_request_pending_end(TRITONBACKEND_Request *r) {
+  if (r->pending == NULL) return;
+  /* Relaxed: a gauge; its +1 happened before (the request's messages). */
+  atomic_fetch_sub_explicit(r->pending, 1, memory_order_relaxed);
+  r->pending = NULL;
+}
 
 /** Whether r's cancel is out: the owner may not free r, change r->state or
  *  drop the state's reference it stands for yet. The owner's actor. */

@@ -118,6 +118,28 @@ static void check_order(owner_t *o, TRITONSERVER_Error_Code code) {
   CHECK_EQ_U64(o->got[2], GOT_CANCEL_BACK); /* last, after final and release */
   CHECK(o->out_when_answered);
   CHECK_EQ_U64(o->final_code, code);
+  /* Released unexecuted: out of the pending gauge; out of the queue. The
+   * cancel's return orders both before this thread's reads. */
+  CHECK_EQ_U64(atomic_load(&model.stats.pending), 0);
+  CHECK(o->request.pending == NULL);
+  CHECK_EQ_U64(atomic_load(&model.queue.depth[0]), 0);
+}
+
+/* The depth per level that the queue publishes for the metrics page. */
+static void test_queue_publishes_depth(void) {
+  srv_queue_t q;
+  srv_queue_policy_t policy = {0};
+  srv_queue_init(&q, 2, 1, &policy);
+  TRITONBACKEND_Request r[3] = {{.priority = 1}, {.priority = 0}, {.priority = 2}};
+  for (int i = 0; i < 3; i++) REQUIRE(srv_queue_push(&q, &r[i], 0));
+  CHECK_EQ_U64(atomic_load(&q.depth[0]), 1);
+  CHECK_EQ_U64(atomic_load(&q.depth[1]), 2); /* priority 0: the default level 2 */
+  srv_queue_remove(&q, &r[2]);
+  CHECK_EQ_U64(atomic_load(&q.depth[1]), 1);
+  srv_queue_remove(&q, &r[0]);
+  srv_queue_remove(&q, &r[1]);
+  CHECK_EQ_U64(atomic_load(&q.depth[0]) + atomic_load(&q.depth[1]), 0);
+  srv_queue_free(&q);
 }
 
 static void test_queued_request_cancel_comes_back_last(void) {
@@ -152,6 +174,7 @@ int main(void) {
   static const unit_case_t cases[] = {
       UNIT_CASE(test_queued_request_cancel_comes_back_last),
       UNIT_CASE(test_closed_gate_still_answers_by_message),
+      UNIT_CASE(test_queue_publishes_depth),
   };
   int rc = unit_run("cancel", cases, sizeof cases / sizeof cases[0]);
   act_send_stop(&model.actor, &model.stopped_msg);

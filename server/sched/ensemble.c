@@ -184,12 +184,15 @@ static void run_end(srv_model_t *m, ens_frame_t *root) {
         response_new(run, TRITONSERVER_RESPONSE_COMPLETE_FINAL, 0);
     r->error = run->error;
     run->error = NULL;
+    /* Read before the send: the response is the owner's after it. */
+    bool cancelled = TRITONSERVER_ErrorCode(r->error) == TRITONSERVER_ERROR_CANCELLED;
     run_send(run, r);
-    srv_duration_add(&m->stats.fail, took);
+    srv_stats_fail(&m->stats, cancelled ? SRV_FAIL_CANCELED : SRV_FAIL_OTHER, took);
   } else {
     if (m->decoupled)
       srv_final_flags_send(req->state, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     srv_duration_add(&m->stats.success, took);
+    srv_stats_latency_add(&m->stats, SRV_LAT_REQUEST, took);
     atomic_fetch_add_explicit(&m->stats.inference_count, req->batch_size,
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&m->stats.execution_count, 1, memory_order_relaxed);

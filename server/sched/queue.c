@@ -14,12 +14,20 @@ void srv_queue_init(srv_queue_t *q, uint32_t level_count, uint32_t default_level
   q->levels = calloc(q->level_count, sizeof *q->levels);
   if (q->levels == NULL) SRV_FATAL("out of memory");
   for (uint32_t i = 0; i < q->level_count; i++) q->levels[i].policy = *policy;
+  q->depth = calloc(q->level_count, sizeof *q->depth);
+  if (q->depth == NULL) SRV_FATAL("out of memory");
 }
 
 void srv_queue_free(srv_queue_t *q) {
   free(q->levels);
+  free((void *)q->depth);
   free(q->heap);
   memset(q, 0, sizeof *q);
+}
+
+/* Relaxed: a gauge that readers load alone; nothing else is published. */
+static void publish(srv_queue_t *q, uint32_t level) {
+  atomic_store_explicit(&q->depth[level], q->levels[level].count, memory_order_relaxed);
 }
 
 uint32_t srv_queue_level_of(const srv_queue_t *q, uint32_t priority) {
@@ -130,6 +138,7 @@ bool srv_queue_push(srv_queue_t *q, TRITONBACKEND_Request *r, uint64_t now_ns) {
   list_append(&l->head, &l->tail, r);
   l->count++;
   q->count++;
+  publish(q, level);
   uint64_t t = timeout_ns(&l->policy, r);
   r->timeout_at_ns = t == 0 ? 0 : (now_ns + t < now_ns ? UINT64_MAX : now_ns + t);
   if (r->timeout_at_ns != 0) heap_insert(q, r);
@@ -145,6 +154,7 @@ void srv_queue_remove(srv_queue_t *q, TRITONBACKEND_Request *r) {
   if (r->heap_slot != 0) heap_remove(q, r);
   l->count--;
   q->count--;
+  publish(q, r->level);
   r->queued = false;
 }
 

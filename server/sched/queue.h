@@ -6,6 +6,7 @@
 #ifndef NEREID_SERVER_SCHED_QUEUE_H
 #define NEREID_SERVER_SCHED_QUEUE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,8 +29,11 @@ typedef struct {
 typedef struct {
   srv_queue_level_t *levels; /* index 0 is priority 1 (served first) */
   uint32_t level_count;
-  uint32_t default_level;       /* index of the default priority level */
-  uint32_t count;               /* requests in all levels */
+  uint32_t default_level; /* index of the default priority level */
+  uint32_t count;         /* requests in all levels */
+  /* Each level's count, published for the metrics endpoint (relaxed
+   * stores here, relaxed loads by any thread through srv_stats_t). */
+  _Atomic uint64_t *depth;
   TRITONBACKEND_Request **heap; /* by timeout_at_ns */
   uint32_t heap_len, heap_cap;
 } srv_queue_t;

@@ -25,7 +25,12 @@ void srv_request_fail(TRITONBACKEND_Request *r, TRITONSERVER_Error_Code code,
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   srv_model_t *m = r->model;
-  srv_duration_add(&m->stats.fail, act_now_ns() - r->state->request_start_ns);
+  /* Triton's failure reasons: the scheduler refused it (queue full, queue
+   * timeout, unloading), it was cancelled, or anything else. */
+  srv_fail_reason_t why = code == TRITONSERVER_ERROR_UNAVAILABLE ? SRV_FAIL_REJECTED
+                          : code == TRITONSERVER_ERROR_CANCELLED ? SRV_FAIL_CANCELED
+                                                                 : SRV_FAIL_OTHER;
+  srv_stats_fail(&m->stats, why, act_now_ns() - r->state->request_start_ns);
   TRITONBACKEND_Response *response;
   TRITONBACKEND_ResponseNew(&response, r);
   TRITONSERVER_Error *err = TRITONSERVER_ErrorNew(code, text);
@@ -53,6 +58,9 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
    * an ensemble's step) starts queueing now. */
   if (request->queue_start_ns == 0) request->queue_start_ns = act_now_ns();
   request->msg.kind = SRV_MODEL_REQUEST;
+  /* Relaxed: a gauge for the metrics endpoint, read alone. */
+  atomic_fetch_add_explicit(&m->stats.pending, 1, memory_order_relaxed);
+  request->pending = &m->stats.pending;
   if (!srv_model_send(m, &request->msg))
     srv_request_fail(request, TRITONSERVER_ERROR_UNAVAILABLE,
                      "model '%s' version %lld is unloading", m->name,

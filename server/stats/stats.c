@@ -26,6 +26,8 @@ void srv_stats_free(srv_stats_t *s) {
   free(s->steps);
   s->steps = NULL;
   s->step_count = 0;
+  free(atomic_load_explicit(&s->latency, memory_order_relaxed)); /* no reader left */
+  atomic_store_explicit(&s->latency, NULL, memory_order_relaxed);
 }
 
 uint64_t srv_stats_wall_ms(void) {

@@ -23,14 +23,27 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
   /* A request's life: from its arrival at the server to its execution's end. */
   uint64_t total = span(request->state->request_start_ns, exec_end_ns);
   if (!success) {
-    srv_duration_add(&s->fail, total);
+    /* Relaxed: a hint, as backends read it (request.h). */
+    bool cancelled =
+        atomic_load_explicit(&request->state->cancelled, memory_order_relaxed);
+    srv_stats_fail(s, cancelled ? SRV_FAIL_CANCELED : SRV_FAIL_BACKEND, total);
     return NULL;
   }
+  uint64_t queue = span(request->queue_start_ns, exec_start_ns);
+  uint64_t input = span(exec_start_ns, compute_start_ns);
+  uint64_t infer = span(compute_start_ns, compute_end_ns);
+  uint64_t output = span(compute_end_ns, exec_end_ns);
   srv_duration_add(&s->success, total);
-  srv_duration_add(&s->queue, span(request->queue_start_ns, exec_start_ns));
-  srv_duration_add(&s->compute_input, span(exec_start_ns, compute_start_ns));
-  srv_duration_add(&s->compute_infer, span(compute_start_ns, compute_end_ns));
-  srv_duration_add(&s->compute_output, span(compute_end_ns, exec_end_ns));
+  srv_duration_add(&s->queue, queue);
+  srv_duration_add(&s->compute_input, input);
+  srv_duration_add(&s->compute_infer, infer);
+  srv_duration_add(&s->compute_output, output);
+  srv_latency_hist_t *h = srv_stats_latency(s)->kind;
+  srv_hist_record(&h[SRV_LAT_REQUEST], total);
+  srv_hist_record(&h[SRV_LAT_QUEUE], queue);
+  srv_hist_record(&h[SRV_LAT_COMPUTE_INPUT], input);
+  srv_hist_record(&h[SRV_LAT_COMPUTE_INFER], infer);
+  srv_hist_record(&h[SRV_LAT_COMPUTE_OUTPUT], output);
   atomic_store_explicit(&s->last_inference_ms, srv_stats_wall_ms(), memory_order_relaxed);
   return NULL;
 }
