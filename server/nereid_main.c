@@ -14,6 +14,7 @@
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/frontend.h"
+#include "server/http/metrics_endpoint.h"
 #include "server/http/rest.h"
 #include "server/options.h"
 
@@ -52,8 +53,10 @@ typedef struct {
   bool cancelled;   /* the exit timeout expired */
 } shutdown_t;
 
-/* The HTTP/REST frontend when it serves (--allow-http); the main thread's. */
+/* The HTTP/REST frontend (--allow-http) and the metrics endpoint
+ * (--allow-metrics) when they serve; the main thread's. */
 static srv_rest_t *rest;
+static srv_metrics_endpoint_t *metrics;
 
 /* Both frontends' calls and exchanges have their answers. */
 static bool frontends_wait(srv_frontend_t *fe, uint64_t deadline) {
@@ -116,6 +119,8 @@ static void server_shutdown(srv_server_t *srv, srv_frontend_t *fe) {
   srv_frontend_state_changed(fe); /* watches see NOT_SERVING, then end */
   srv_frontend_shutdown(fe);
   if (rest != NULL) srv_rest_close(rest);
+  if (metrics != NULL) srv_metrics_endpoint_stop(metrics); /* scrapes read models */
+  metrics = NULL;
   shutdown_t sd = {0};
   if (!shutdown_in_time(srv, fe, &sd) && !shutdown_cancelled(srv, fe, &sd))
     shutdown_abandon(srv, fe, &sd);
@@ -163,16 +168,15 @@ int nereid_main(int argc, char **argv) {
     srv_options_free(&opt);
     return 1;
   }
-  if (opt.allow_http) {
-    st = srv_rest_start(&srv, &rest);
-    if (st != NULL) {
-      fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
-      srv_status_free(st);
-      server_shutdown(&srv, fe);
-      grpc_shutdown();
-      srv_options_free(&opt);
-      return 1;
-    }
+  if (opt.allow_http) st = srv_rest_start(&srv, &rest);
+  if (st == NULL && opt.allow_metrics) st = srv_metrics_endpoint_start(&srv, &metrics);
+  if (st != NULL) {
+    fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
+    srv_status_free(st);
+    server_shutdown(&srv, fe);
+    grpc_shutdown();
+    srv_options_free(&opt);
+    return 1;
   }
   atomic_store_explicit(&srv.state, SRV_STATE_READY, memory_order_release);
   srv_frontend_state_changed(fe);

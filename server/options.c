@@ -38,6 +38,9 @@ _Static_assert(offsetof(srv_options_t, load_model_count) ==
 _Static_assert(offsetof(srv_options_t, backend_config_count) ==
                    offsetof(srv_options_t, backend_configs) + sizeof(char **),
                "count must follow its list");
+_Static_assert(offsetof(srv_options_t, metrics_config_count) ==
+                   offsetof(srv_options_t, metrics_configs) + sizeof(char **),
+               "count must follow its list");
 
 static const flag_t flags[] = {
     {"model-repository", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
@@ -115,6 +118,19 @@ static const flag_t flags[] = {
     {"http-max-input-size", FLAG_INT, OPT(http_max_input_size), 1, INT_MAX,
      "Largest HTTP request body in bytes; past it the request gets 413 (default "
      "67108864)."},
+    {"allow-metrics", FLAG_BOOL, OPT(allow_metrics), 0, 0,
+     "Serve Prometheus metrics at /metrics (default false while the HTTP frontend "
+     "is partial; tools/serve turns it on)."},
+    {"allow-cpu-metrics", FLAG_BOOL, OPT(allow_cpu_metrics), 0, 0,
+     "Report CPU utilization and memory (default true)."},
+    {"metrics-address", FLAG_STRING, OPT(metrics_address), 0, 0,
+     "Address of the metrics service (default 0.0.0.0)."},
+    {"metrics-port", FLAG_INT, OPT(metrics_port), 0, 65535,
+     "Port of the metrics service (default 8002; 0 picks a free port)."},
+    {"metrics-interval-ms", FLAG_INT, OPT(metrics_interval_ms), 1, 3600000,
+     "Milliseconds between two samples of the CPU utilization (default 2000)."},
+    {"metrics-config", FLAG_STRING_LIST, OPT(metrics_configs), 0, 0,
+     "A metrics setting <key>=<value> (server/metrics/metrics.md); repeatable."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
 };
 
@@ -180,6 +196,10 @@ static void options_defaults(srv_options_t *opt) {
   opt->http_port = 8000;
   opt->http_threads = 8;
   opt->http_max_input_size = 64 << 20;
+  opt->allow_cpu_metrics = true;
+  opt->metrics_address = srv_strdup("0.0.0.0");
+  opt->metrics_port = 8002;
+  opt->metrics_interval_ms = 2000;
   opt->exit_timeout_secs = 30;
   opt->grpc_max_receive_message_size = INT_MAX;
   opt->grpc_stream_max_queued_responses = 262144;
@@ -284,6 +304,9 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->backend_configs);
   free(opt->grpc_address);
   free(opt->http_address);
+  free(opt->metrics_address);
+  for (size_t i = 0; i < opt->metrics_config_count; i++) free(opt->metrics_configs[i]);
+  free(opt->metrics_configs);
   free(opt->backend_directory);
   free(opt->model_control_mode);
   memset(opt, 0, sizeof *opt);

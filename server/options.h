@@ -35,7 +35,14 @@ typedef struct {
   int http_port;            /* --http-port, default 8000; 0 picks a free port */
   int http_threads;         /* --http-thread-count, default 8 */
   int http_max_input_size;  /* --http-max-input-size, bytes of a request body */
-  bool help;                /* --help */
+  bool allow_metrics;       /* --allow-metrics (default false until HTTP is complete) */
+  bool allow_cpu_metrics;   /* --allow-cpu-metrics, default true */
+  char *metrics_address;    /* --metrics-address, default 0.0.0.0 */
+  int metrics_port;         /* --metrics-port, default 8002; 0 picks a free port */
+  int metrics_interval_ms;  /* --metrics-interval-ms, default 2000 */
+  char **metrics_configs;   /* --metrics-config=<key>=<value>, repeatable */
+  size_t metrics_config_count;
+  bool help; /* --help */
   /* Bounds on what one client can make the gRPC frontend hold (README.md,
    * "Limits"). */
   int grpc_max_receive_message_size;     /* bytes, as sent or inflated; INT_MAX */
