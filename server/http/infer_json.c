@@ -239,10 +239,6 @@ srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
                                    const char *body, size_t body_len, size_t header_len,
                                    upb_Arena *arena, TRITONBACKEND_Request **out,
                                    srv_http_infer_opts_t *opts) {
-  if (d->decoupled) /* answered by generate_stream, not here */
-    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                          "HTTP end point doesn't support models with decoupled "
-                          "transaction policy");
   if (header_len > body_len)
     return BAD(
         "Inference-Header-Content-Length %zu is larger than the request body of %zu "

@@ -37,8 +37,9 @@ typedef struct {
  *  rest the binary data of the inputs with `binary_data_size`, in input
  *  order. Inputs point into `body` for binary data (the body must outlive
  *  the request) and into `arena` for JSON `data`; every check is the
- *  core's (infer_check.h). *opts says how to send each output. A decoupled
- *  model is refused UNIMPLEMENTED (501), Triton's text. On error nothing
+ *  core's (infer_check.h). *opts says how to send each output. Decoupled
+ *  models are the caller's to refuse first (Triton's HTTP infer does not
+ *  serve them). On error nothing
  *  needs freeing but the status. */
 srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
                                    const char *body, size_t body_len, size_t header_len,

@@ -15,8 +15,8 @@
 #include "server/model/model_bare.h"
 #include "test/unit/unit.h"
 
-static srv_model_t *simple, *types, *gen, *dec;
-static srv_model_desc_t simple_d, types_d, gen_d, dec_d;
+static srv_model_t *simple, *types, *gen;
+static srv_model_desc_t simple_d, types_d, gen_d;
 
 /* What a parse gave. The body and the arena stay until done(). */
 typedef struct {
@@ -584,17 +584,6 @@ static void test_classification(void) {
   upb_Arena_Free(a);
 }
 
-/* Triton's HTTP infer does not serve decoupled models (generate_stream does). */
-static void test_decoupled(void) {
-  parsed_t p = parse(dec, &dec_d, "{\"inputs\":[]}");
-  CHECK(p.r == NULL);
-  CHECK_EQ_U64(p.code, GRPC_STATUS_UNIMPLEMENTED);
-  CHECK_STREQ(p.message,
-              "HTTP end point doesn't support models with decoupled transaction policy");
-  CHECK_EQ_U64(srv_http_status_of_grpc(p.code), 501);
-  done(&p);
-}
-
 static void test_status_and_error_body(void) {
   CHECK_EQ_U64(srv_http_status_of(TRITONSERVER_ERROR_INVALID_ARG), 400);
   CHECK_EQ_U64(srv_http_status_of(TRITONSERVER_ERROR_NOT_FOUND), 404);
@@ -757,12 +746,6 @@ int main(void) {
       "output [{name: 'text_output' data_type: TYPE_STRING dims: [-1]},\n"
       "  {name: 'token_ids' data_type: TYPE_INT32 dims: [-1]}]",
       &gen_d);
-  dec = model_make("dec",
-                   "name: 'dec' backend: 'none' max_batch_size: 0\n"
-                   "model_transaction_policy { decoupled: true }\n"
-                   "input [{name: 'IN' data_type: TYPE_INT32 dims: [1]}]\n"
-                   "output [{name: 'OUT' data_type: TYPE_INT32 dims: [1]}]",
-                   &dec_d);
   static const unit_case_t cases[] = {
       UNIT_CASE(test_simple_flat_and_nested),
       UNIT_CASE(test_every_datatype_in),
@@ -774,7 +757,6 @@ int main(void) {
       UNIT_CASE(test_encode_json_types),
       UNIT_CASE(test_encode_refusals),
       UNIT_CASE(test_classification),
-      UNIT_CASE(test_decoupled),
       UNIT_CASE(test_status_and_error_body),
       UNIT_CASE(test_generate),
       UNIT_CASE(test_generate_reply),
@@ -783,6 +765,5 @@ int main(void) {
   srv_model_bare_free(simple);
   srv_model_bare_free(types);
   srv_model_bare_free(gen);
-  srv_model_bare_free(dec);
   return rc;
 }
