@@ -14,6 +14,7 @@
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/frontend.h"
+#include "server/http/rest.h"
 #include "server/options.h"
 
 static void signals_block(sigset_t *set) {
@@ -51,11 +52,20 @@ typedef struct {
   bool cancelled;   /* the exit timeout expired */
 } shutdown_t;
 
+/* The HTTP/REST frontend when it serves (--allow-http); the main thread's. */
+static srv_rest_t *rest;
+
+/* Both frontends' calls and exchanges have their answers. */
+static bool frontends_wait(srv_frontend_t *fe, uint64_t deadline) {
+  return srv_frontend_wait(fe, deadline) &&
+         (rest == NULL || srv_rest_wait(rest, deadline));
+}
+
 /* Within the exit timeout: in-flight calls finish (their requests still
  * run), then the models stop. True when both happened in time. */
 static bool shutdown_in_time(srv_server_t *srv, srv_frontend_t *fe, shutdown_t *sd) {
   uint64_t deadline = srv_deadline_in_secs(srv->options->exit_timeout_secs);
-  sd->calls_done = srv_frontend_wait(fe, deadline);
+  sd->calls_done = frontends_wait(fe, deadline);
   if (!sd->calls_done) return false;
   sd->models_told = srv_core_stop_until(srv, deadline);
   sd->models_done = sd->models_told && srv_core_wait_until(srv, deadline);
@@ -77,7 +87,7 @@ static bool shutdown_cancelled(srv_server_t *srv, srv_frontend_t *fe, shutdown_t
   if (!sd->models_told) sd->models_told = srv_core_stop_until(srv, deadline);
   if (sd->models_told && !sd->models_done)
     sd->models_done = srv_core_wait_until(srv, deadline);
-  if (!sd->calls_done) sd->calls_done = srv_frontend_wait(fe, deadline);
+  if (!sd->calls_done) sd->calls_done = frontends_wait(fe, deadline);
   return sd->calls_done && sd->models_done;
 }
 
@@ -105,12 +115,15 @@ static void server_shutdown(srv_server_t *srv, srv_frontend_t *fe) {
   atomic_store_explicit(&srv->state, SRV_STATE_EXITING, memory_order_release);
   srv_frontend_state_changed(fe); /* watches see NOT_SERVING, then end */
   srv_frontend_shutdown(fe);
+  if (rest != NULL) srv_rest_close(rest);
   shutdown_t sd = {0};
   if (!shutdown_in_time(srv, fe, &sd) && !shutdown_cancelled(srv, fe, &sd))
     shutdown_abandon(srv, fe, &sd);
   srv_frontend_close(fe);
   srv_core_quiesce(srv);
   srv_frontend_free(fe);
+  if (rest != NULL) srv_rest_free(rest);
+  rest = NULL;
   srv_core_free(srv);
   SRV_INFO("nereid stopped%s", sd.cancelled ? " (in-flight calls were cancelled)" : "");
 }
@@ -149,6 +162,17 @@ int nereid_main(int argc, char **argv) {
     grpc_shutdown();
     srv_options_free(&opt);
     return 1;
+  }
+  if (opt.allow_http) {
+    st = srv_rest_start(&srv, &rest);
+    if (st != NULL) {
+      fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
+      srv_status_free(st);
+      server_shutdown(&srv, fe);
+      grpc_shutdown();
+      srv_options_free(&opt);
+      return 1;
+    }
   }
   atomic_store_explicit(&srv.state, SRV_STATE_READY, memory_order_release);
   srv_frontend_state_changed(fe);

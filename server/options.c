@@ -104,7 +104,17 @@ static const flag_t flags[] = {
     {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
      "Serve gRPC (default true; gRPC cannot be turned off yet)."},
     {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
-     "Serve HTTP/REST (default false; not implemented yet)."},
+     "Serve HTTP/REST (default false while the HTTP frontend is partial: health and "
+     "readiness only)."},
+    {"http-address", FLAG_STRING, OPT(http_address), 0, 0,
+     "Address of the HTTP service (default 0.0.0.0)."},
+    {"http-port", FLAG_INT, OPT(http_port), 0, 65535,
+     "Port of the HTTP service (default 8000; 0 picks a free port)."},
+    {"http-thread-count", FLAG_INT, OPT(http_threads), 1, 256,
+     "Event-loop threads of the HTTP service (default 8)."},
+    {"http-max-input-size", FLAG_INT, OPT(http_max_input_size), 1, INT_MAX,
+     "Largest HTTP request body in bytes; past it the request gets 413 (default "
+     "67108864)."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
 };
 
@@ -166,6 +176,10 @@ static void options_defaults(srv_options_t *opt) {
   opt->grpc_address = srv_strdup("0.0.0.0");
   opt->backend_directory = srv_strdup("/opt/tritonserver/backends");
   opt->grpc_port = 8001;
+  opt->http_address = srv_strdup("0.0.0.0");
+  opt->http_port = 8000;
+  opt->http_threads = 8;
+  opt->http_max_input_size = 64 << 20;
   opt->exit_timeout_secs = 30;
   opt->grpc_max_receive_message_size = INT_MAX;
   opt->grpc_stream_max_queued_responses = 262144;
@@ -218,9 +232,6 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
   if (!opt->allow_grpc)
     return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
                           "--allow-grpc=false: gRPC is Nereid's only protocol so far");
-  if (opt->allow_http)
-    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                          "--allow-http=true: HTTP/REST is not implemented yet");
   for (size_t i = 0; i < opt->backend_config_count; i++) {
     const char *c = opt->backend_configs[i];
     const char *comma = strchr(c, ',');
@@ -272,6 +283,7 @@ void srv_options_free(srv_options_t *opt) {
   for (size_t i = 0; i < opt->backend_config_count; i++) free(opt->backend_configs[i]);
   free(opt->backend_configs);
   free(opt->grpc_address);
+  free(opt->http_address);
   free(opt->backend_directory);
   free(opt->model_control_mode);
   memset(opt, 0, sizeof *opt);

@@ -30,7 +30,11 @@ typedef struct {
   bool strict_readiness;    /* --strict-readiness, default true */
   bool exit_on_error;       /* --exit-on-error, default true */
   bool allow_grpc;          /* --allow-grpc (only true is supported) */
-  bool allow_http;          /* --allow-http (only false is supported yet) */
+  bool allow_http;          /* --allow-http (default false until it is complete) */
+  char *http_address;       /* --http-address, default 0.0.0.0 */
+  int http_port;            /* --http-port, default 8000; 0 picks a free port */
+  int http_threads;         /* --http-thread-count, default 8 */
+  int http_max_input_size;  /* --http-max-input-size, bytes of a request body */
   bool help;                /* --help */
   /* Bounds on what one client can make the gRPC frontend hold (README.md,
    * "Limits"). */

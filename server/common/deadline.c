@@ -17,6 +17,10 @@ uint64_t srv_deadline_in_secs(long secs) {
   return now_ns() + (secs > 0 ? (uint64_t)secs : 0) * 1000000000ull;
 }
 
+bool srv_deadline_passed(uint64_t deadline_ns) {
+  return deadline_ns != SRV_DEADLINE_NONE && now_ns() >= deadline_ns;
+}
+
 /* One wait of at most `ns` on the wall clock. */
 static bool wait_slice(sem_t *sem, uint64_t ns) {
   struct timespec until;

@@ -13,6 +13,9 @@
 /** The deadline `secs` seconds from now (negative counts as 0). */
 uint64_t srv_deadline_in_secs(long secs);
 
+/** Whether the deadline has passed. */
+bool srv_deadline_passed(uint64_t deadline_ns);
+
 /** Waits on `sem` until it is posted (true; the post is consumed) or the
  *  deadline passes (false; nothing consumed). Waits in slices of at most
  *  100 ms on CLOCK_REALTIME (sem_timedwait: ThreadSanitizer sees it), each

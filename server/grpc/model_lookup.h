@@ -7,12 +7,9 @@
 #include "upb/upb.h"
 
 /** The version `version` (empty: the latest) of model `name`, with a
- *  reference the caller drops (srv_model_unref). */
+ *  reference the caller drops (srv_model_unref): srv_registry_lookup on
+ *  upb's views. */
 srv_status_t *srv_model_lookup(srv_server_t *srv, upb_StringView name,
                                upb_StringView version, srv_model_t **out);
-
-/** Parses a version string; false when it is not a non-negative integer.
- *  Empty means "latest" (-1). */
-bool srv_version_parse(upb_StringView version, int64_t *out);
 
 #endif

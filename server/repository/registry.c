@@ -3,6 +3,7 @@
 #include "server/repository/registry.h"
 #include "server/model/model.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,4 +278,34 @@ bool srv_registry_all_ready(srv_registry_t *r) {
   }
   srv_registry_view_end(r);
   return ready;
+}
+
+bool srv_version_parse(const char *version, size_t len, int64_t *out) {
+  if (len == 0) {
+    *out = -1;
+    return true;
+  }
+  char buf[32];
+  if (len >= sizeof buf) return false;
+  memcpy(buf, version, len);
+  buf[len] = '\0';
+  char *end;
+  errno = 0;
+  long long v = strtoll(buf, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0 || buf[0] == '-' || buf[0] == '+') return false;
+  *out = v;
+  return true;
+}
+
+srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
+                                  const char *version, size_t version_len,
+                                  srv_model_t **out) {
+  int64_t v;
+  if (!srv_version_parse(version, version_len, &v)) {
+    char qn[SRV_QUOTE_SIZE], qv[SRV_QUOTE_SIZE];
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "model '%s': version '%s' is not a non-negative integer",
+                          srv_quote(qn, name, len), srv_quote(qv, version, version_len));
+  }
+  return srv_registry_acquire(r, name, len, v, out);
 }

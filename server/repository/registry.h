@@ -103,6 +103,17 @@ srv_model_t *srv_registry_entry_version(const srv_registry_entry_t *e, int64_t v
 srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t len,
                                    int64_t version, srv_model_t **out);
 
+/** A protocol's version string (`len` bytes): empty means -1 (the
+ *  latest), else a non-negative decimal integer. False when it is not. */
+bool srv_version_parse(const char *version, size_t len, int64_t *out);
+
+/** srv_registry_acquire with the version as a protocol spells it (a
+ *  string, empty for the latest): a malformed one is INVALID_ARGUMENT,
+ *  with the text every frontend gives. */
+srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
+                                  const char *version, size_t version_len,
+                                  srv_model_t **out);
+
 /** True when no model is failed or still loading without a ready version
  *  (readiness with --strict-readiness). Unloaded models do not count. */
 bool srv_registry_all_ready(srv_registry_t *r);

@@ -77,6 +77,7 @@ def int32_request(model, values, name="INPUT0", rid=""):
 
 
 STARTED = re.compile(rb"Started GRPCInferenceService at (\S+):(\d+)")
+HTTP_STARTED = re.compile(rb"Started HTTPService at (\S+):(\d+)")
 # Sanitizer builds start and stop more slowly.
 SLOW = float(os.environ.get("NEREID_TEST_SLOWDOWN", "1"))
 # Which sanitizer the server was built with ("" for none), for tests whose
@@ -94,6 +95,7 @@ class Server:
         self._log_lock = threading.Lock()
         self._started = threading.Event()
         self.port = None
+        self.http_port = None  # with --allow-http=true (tests pass --http-port=0)
         repo = repo if repo is not None else empty_repo()
         argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0",
                 "--backend-directory=" + (backends or BACKENDS)]
@@ -116,6 +118,9 @@ class Server:
         for line in iter(self.proc.stdout.readline, b""):
             with self._log_lock:
                 self.log += line
+            h = HTTP_STARTED.search(line)
+            if h and self.http_port is None:
+                self.http_port = int(h.group(2))
             m = STARTED.search(line)
             if m and self.port is None:
                 self.port = int(m.group(2))
@@ -129,6 +134,10 @@ class Server:
     @property
     def address(self):
         return "127.0.0.1:%d" % self.port
+
+    @property
+    def http_url(self):
+        return "http://127.0.0.1:%d" % self.http_port
 
     def connect(self):
         if self.channel is None:

@@ -1,0 +1,185 @@
+/* The HTTP/REST frontend (KServe v2 and Triton's extensions): routes each
+ * exchange to its endpoint. Endpoints that only read the core (health,
+ * readiness) answer on the loop thread; see http.md. */
+#include "server/http/rest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/common/log.h"
+#include "server/common/memory.h"
+#include "server/http/exchange.h"
+#include "server/http/infer_json.h"
+#include "server/http/rest_infer.h"
+
+struct srv_rest {
+  srv_server_t *srv;
+  srv_http_t *http;
+};
+
+/* A path split at '/': at most ROUTE_SEGMENTS segments. */
+#define ROUTE_SEGMENTS 8
+
+typedef struct {
+  srv_http_bytes_t seg[ROUTE_SEGMENTS];
+  size_t count;
+} route_t;
+
+static bool route_split(srv_http_bytes_t path, route_t *r) {
+  r->count = 0;
+  size_t i = 0;
+  if (path.len == 0 || path.base[0] != '/') return false;
+  i = 1;
+  while (i <= path.len) {
+    size_t start = i;
+    while (i < path.len && path.base[i] != '/') i++;
+    if (r->count == ROUTE_SEGMENTS) return false;
+    r->seg[r->count++] = (srv_http_bytes_t){path.base + start, i - start};
+    i++;
+  }
+  return true;
+}
+
+static bool seg_is(srv_http_bytes_t s, const char *text) {
+  return s.len == strlen(text) && memcmp(s.base, text, s.len) == 0;
+}
+
+static bool method_is(srv_http_exchange_t *x, const char *m) {
+  return seg_is(srv_http_method(x), m);
+}
+
+/* Whether the server takes requests now: live until it exits. */
+static bool server_live(srv_server_t *srv) {
+  return srv_server_state(srv) != SRV_STATE_EXITING;
+}
+
+/* Strict readiness, tritonserver's default: every model must be ready. */
+static bool server_ready(srv_server_t *srv) {
+  return srv_server_state(srv) == SRV_STATE_READY &&
+         (!srv->options->strict_readiness || srv_registry_all_ready(srv->registry));
+}
+
+/* Health answers have no body: 200 when true, 400 when not (Triton). */
+static void health_reply(srv_http_exchange_t *x, bool ok) {
+  srv_http_reply(x, ok ? 200 : 400, NULL, NULL);
+}
+
+/* /v2/models/{name}[/versions/{version}]/ready */
+static void model_ready(srv_rest_t *rest, srv_http_exchange_t *x, srv_http_bytes_t name,
+                        srv_http_bytes_t version) {
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_lookup(rest->srv->registry, name.base, name.len,
+                                         version.base, version.len, &m);
+  if (st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) {
+    srv_http_reply_error(x, 400, "%s", srv_status_message(st));
+    srv_status_free(st);
+    return;
+  }
+  if (st == NULL) srv_model_unref(m);
+  srv_status_free(st);
+  health_reply(x, st == NULL);
+}
+
+/* /v2/health/{live,ready} */
+static void health(srv_rest_t *rest, srv_http_exchange_t *x, srv_http_bytes_t what) {
+  if (!method_is(x, "GET"))
+    srv_http_reply_error(x, 405, "Method Not Allowed");
+  else if (seg_is(what, "live"))
+    health_reply(x, server_live(rest->srv));
+  else if (seg_is(what, "ready"))
+    health_reply(x, server_ready(rest->srv));
+  else
+    srv_http_reply_error(x, 404, "Not Found");
+}
+
+/* /v2/models/{name}[/versions/{version}]/... */
+static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r) {
+  srv_http_bytes_t name = r->seg[2], version = {"", 0};
+  size_t at = 3;
+  if (r->count >= 5 && seg_is(r->seg[3], "versions")) {
+    version = r->seg[4];
+    at = 5;
+  }
+  srv_rest_mode_t mode = SRV_REST_INFER;
+  bool infer = r->count == at + 1 && seg_is(r->seg[at], "infer");
+  if (r->count == at + 1 && seg_is(r->seg[at], "generate")) {
+    infer = true;
+    mode = SRV_REST_GENERATE;
+  } else if (r->count == at + 1 && seg_is(r->seg[at], "generate_stream")) {
+    infer = true;
+    mode = SRV_REST_GENERATE_STREAM;
+  }
+  if (infer) {
+    if (!method_is(x, "POST")) {
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+      return;
+    }
+    srv_model_t *m;
+    srv_status_t *st = srv_registry_lookup(rest->srv->registry, name.base, name.len,
+                                           version.base, version.len, &m);
+    if (st != NULL) {
+      srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+                           srv_status_message(st));
+      srv_status_free(st);
+      return;
+    }
+    srv_rest_infer(rest->srv, x, m, mode);
+    return;
+  }
+  if (r->count == at + 1 && seg_is(r->seg[at], "ready")) {
+    if (!method_is(x, "GET"))
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+    else
+      model_ready(rest, x, name, version);
+    return;
+  }
+  srv_http_reply_error(x, 404, "Not Found");
+}
+
+static void route(void *ctx, srv_http_exchange_t *x) {
+  srv_rest_t *rest = ctx;
+  route_t r;
+  if (!route_split(srv_http_path(x), &r) || r.count < 2 || !seg_is(r.seg[0], "v2"))
+    srv_http_reply_error(x, 404, "Not Found");
+  else if (r.count == 3 && seg_is(r.seg[1], "health"))
+    health(rest, x, r.seg[2]);
+  else if (r.count >= 3 && seg_is(r.seg[1], "models"))
+    model_route(rest, x, &r);
+  else
+    srv_http_reply_error(x, 404, "Not Found");
+}
+
+srv_status_t *srv_rest_start(srv_server_t *srv, srv_rest_t **out) {
+  const srv_options_t *o = srv->options;
+  srv_rest_t *rest = calloc(1, sizeof *rest);
+  if (rest == NULL) SRV_FATAL("out of memory");
+  rest->srv = srv;
+  srv_http_config_t cfg = {
+      .name = "HTTP",
+      .address = o->http_address,
+      .port = o->http_port,
+      .threads = o->http_threads,
+      .max_body = (size_t)o->http_max_input_size,
+      .handler = route,
+      .ctx = rest,
+  };
+  srv_status_t *st = srv_http_start(&cfg, &rest->http);
+  if (st != NULL) {
+    free(rest);
+    return st;
+  }
+  SRV_INFO("Started HTTPService at %s:%d", o->http_address, srv_http_port(rest->http));
+  *out = rest;
+  return NULL;
+}
+
+void srv_rest_close(srv_rest_t *rest) { srv_http_close(rest->http); }
+
+bool srv_rest_wait(srv_rest_t *rest, uint64_t deadline_ns) {
+  return srv_http_wait(rest->http, deadline_ns);
+}
+
+void srv_rest_free(srv_rest_t *rest) {
+  srv_http_free(rest->http);
+  free(rest);
+}
