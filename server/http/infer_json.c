@@ -151,7 +151,7 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
 /* One entry of `outputs`: its name and parameters (binary_data,
  * classification; shared memory is not served yet). */
 static srv_status_t *output_read(srv_model_t *m, const srv_model_desc_t *d,
-                                 const json_t *o, bool binary_default, const char **name,
+                                 const json_t *o, const char **name,
                                  srv_http_output_opt_t *opt) {
   if (!json_is_object(o)) return BAD("Unable to parse 'outputs'");
   const json_t *n = json_object_get(o, "name");
@@ -159,7 +159,7 @@ static srv_status_t *output_read(srv_model_t *m, const srv_model_desc_t *d,
   srv_status_t *st =
       srv_check_output_name(m, json_string_value(n), json_string_length(n), name);
   if (st != NULL) return st;
-  opt->binary = binary_default;
+  opt->binary = false; /* a listed output is JSON unless it says binary_data */
   opt->class_count = 0;
   const json_t *p = json_object_get(o, "parameters");
   if (p == NULL) return NULL;
@@ -199,8 +199,7 @@ static srv_status_t *outputs_read(srv_model_t *m, const srv_model_desc_t *d,
     opts->outputs[i] = (srv_http_output_opt_t){.binary = opts->binary_data_output};
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st =
-        output_read(m, d, json_array_get(outputs, i), opts->binary_data_output,
-                    &r->outputs[i], &opts->outputs[i]);
+        output_read(m, d, json_array_get(outputs, i), &r->outputs[i], &opts->outputs[i]);
     if (st != NULL) return st;
   }
   return NULL;

@@ -22,8 +22,9 @@ typedef struct {
 } srv_http_output_opt_t;
 
 /** What a request asks of its response beyond the TRITONBACKEND_Request:
- *  one entry per r->outputs, in the same order (outputs the request did
- *  not list take `binary_data_output`). */
+ *  one entry per r->outputs, in the same order. A listed output is binary
+ *  when its `binary_data` says so; when the request lists none, every
+ *  output takes `binary_data_output` (Triton's rule). */
 typedef struct {
   srv_http_output_opt_t *outputs;
   uint32_t output_count;
@@ -36,8 +37,10 @@ typedef struct {
  *  rest the binary data of the inputs with `binary_data_size`, in input
  *  order. Inputs point into `body` for binary data (the body must outlive
  *  the request) and into `arena` for JSON `data`; every check is the
- *  core's (infer_check.h). *opts says how to send each output. On error
- *  nothing needs freeing but the status. */
+ *  core's (infer_check.h). *opts says how to send each output. Decoupled
+ *  models are the caller's to refuse first (Triton's HTTP infer does not
+ *  serve them). On error nothing
+ *  needs freeing but the status. */
 srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
                                    const char *body, size_t body_len, size_t header_len,
                                    upb_Arena *arena, TRITONBACKEND_Request **out,

@@ -5,8 +5,9 @@
  * the next two the header length (modulo the body's plus one). An accepted
  * request must be one a backend reads safely: inputs of the model, data
  * bytes readable and as many as the input's byte size, binary data inside
- * the body, options for every output; a refusal's text must make a valid
- * `{"error":...}` body. Single-threaded (libFuzzer or fuzz_driver.c). */
+ * the body, options for every output; its reply, from a backend echoing
+ * the inputs, must encode or fail with a status; a refusal's text must
+ * make a valid `{"error":...}` body. Single-threaded (libFuzzer or fuzz_driver.c). */
 #include <jansson.h>
 #include <string.h>
 
@@ -83,6 +84,41 @@ static void request_walk(const srv_model_desc_t *d, const TRITONBACKEND_Request 
   sink = x;
 }
 
+/* The reply to r as if the backend echoed input i % n as output i: any
+ * datatype, shape and bytes the parse let through, with the options the
+ * request asked (binary, classification). The header must be JSON whose
+ * outputs are as many as those sent, and the parts as large as they say;
+ * an output that cannot be sent as asked is a status, never a crash. */
+static void reply_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *r,
+                        const srv_http_infer_opts_t *opts, upb_Arena *a) {
+  if (r->input_count == 0) return;
+  struct TRITONBACKEND_Output *o = upb_Arena_Malloc(a, r->output_count * sizeof *o + 1);
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    const struct TRITONBACKEND_Input *in = &r->inputs[i % r->input_count];
+    o[i] = (struct TRITONBACKEND_Output){(char *)r->outputs[i],       in->datatype,
+                                         (int64_t *)in->shape,        in->dims_count,
+                                         (void *)in->buffers[0].base, in->byte_size};
+  }
+  TRITONBACKEND_Response resp;
+  memset(&resp, 0, sizeof resp);
+  resp.outputs = o;
+  resp.output_count = r->output_count;
+  srv_http_infer_reply_t out;
+  srv_status_t *st = srv_http_infer_encode(d, r, opts, &resp, a, &out);
+  if (st != NULL) {
+    grpc_status_code c = srv_status_code(st);
+    FUZZ_CHECK(c == GRPC_STATUS_INTERNAL || c == GRPC_STATUS_INVALID_ARGUMENT);
+    srv_status_free(st);
+    return;
+  }
+  json_t *back = json_loadb(out.json, out.json_len, JSON_ALLOW_NUL, NULL);
+  FUZZ_CHECK(json_array_size(json_object_get(back, "outputs")) == r->output_count);
+  json_decref(back);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < out.part_count; i++) total += out.parts[i].size;
+  FUZZ_CHECK(total == out.parts_size);
+}
+
 /* A refusal: a message that makes a valid error body. */
 static void refusal_check(srv_status_t *st, upb_Arena *a) {
   FUZZ_CHECK(srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT);
@@ -107,10 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   upb_Arena *a = upb_Arena_New();
   TRITONBACKEND_Request *r = NULL;
   srv_status_t *st;
+  srv_http_infer_opts_t opts;
   if (pick & 0x80) {
     st = srv_http_generate_parse(m, d, body, len, a, &r);
   } else {
-    srv_http_infer_opts_t opts;
     st = srv_http_infer_parse(m, d, body, len, header, a, &r, &opts);
     if (st == NULL) {
       FUZZ_CHECK(opts.output_count == r->output_count);
@@ -124,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
   }
+  if (st == NULL && !(pick & 0x80)) reply_check(d, r, &opts, a);
   if (st == NULL)
     request_walk(d, r);
   else

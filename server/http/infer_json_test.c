@@ -389,6 +389,14 @@ static void test_outputs(void) {
   CHECK_EQ_U64(p.opts.outputs[1].class_count, 3);
   CHECK(!p.opts.outputs[1].binary);
   done(&p);
+  /* binary_data_output is for the outputs not listed: a listed one says */
+  p = parse(simple, &simple_d,
+            SIMPLE_16
+            ",\"parameters\":{\"binary_data_output\":true},"
+            "\"outputs\":[{\"name\":\"OUTPUT1\"}]}");
+  REQUIRE(p.r != NULL);
+  CHECK(!p.opts.outputs[0].binary);
+  done(&p);
   refused(simple, &simple_d, SIMPLE_16 ",\"outputs\":[{\"name\":\"NOPE\"}]}",
           "unexpected inference output 'NOPE' for model 'simple'");
   refused(simple, &simple_d,
@@ -598,7 +606,7 @@ static void test_status_and_error_body(void) {
   upb_Arena_Free(a);
 }
 
-/* generate: parse `json` for gen; the request, or the refusal's text. */
+/* generate: requests for gen, and the refusals' texts. */
 static void test_generate(void) {
   upb_Arena *a = upb_Arena_New();
   const char *json =
@@ -650,7 +658,15 @@ static void test_generate(void) {
     CHECK_STREQ(srv_status_message(st), bad[i].message);
     srv_status_free(st);
   }
-  /* the reply: one element a scalar, more an array */
+  upb_Arena_Free(a);
+}
+
+/* generate's reply: one element a scalar, more an array; its event. */
+static void test_generate_reply(void) {
+  upb_Arena *a = upb_Arena_New();
+  TRITONBACKEND_Request *r = NULL;
+  srv_status_t *st;
+  const char *json;
   static int64_t one[] = {1, 1}, three[] = {1, 3};
   static char text[] = "\x05\0\0\0world";
   static int32_t ids[] = {4, 5, 6};
@@ -743,6 +759,7 @@ int main(void) {
       UNIT_CASE(test_classification),
       UNIT_CASE(test_status_and_error_body),
       UNIT_CASE(test_generate),
+      UNIT_CASE(test_generate_reply),
   };
   int rc = unit_run("infer_json", cases, sizeof cases / sizeof cases[0]);
   srv_model_bare_free(simple);

@@ -32,6 +32,7 @@ static srv_status_t *bool_read(const json_t *params, const char *key, bool *out,
   return NULL;
 }
 
+/* A non-negative integer; *out untouched when the key is absent. */
 static srv_status_t *uint_read(const srv_model_t *m, const json_t *params,
                                const char *key, uint64_t *out) {
   const json_t *v = json_object_get(params, key);
@@ -62,13 +63,11 @@ srv_status_t *srv_json_params_read(const srv_model_t *m, const json_t *params,
   const json_t *id = json_object_get(params, "sequence_id");
   srv_status_t *st = id ? sequence_id_read(m, id, arena, r) : NULL;
   if (st == NULL) st = flags_read(params, r);
-  uint64_t v = UINT64_MAX;
-  if (st == NULL) st = uint_read(m, params, "priority", &v);
-  if (st == NULL && v != UINT64_MAX)
-    r->priority = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-  v = 0;
-  if (st == NULL) st = uint_read(m, params, "timeout", &v);
-  if (st == NULL) r->timeout_us = v;
+  uint64_t priority = r->priority, timeout = r->timeout_us;
+  if (st == NULL) st = uint_read(m, params, "priority", &priority);
+  if (st == NULL) st = uint_read(m, params, "timeout", &timeout);
+  r->priority = priority > UINT32_MAX ? UINT32_MAX : (uint32_t)priority;
+  r->timeout_us = timeout;
   bool bdo = false, given = false;
   if (st == NULL && binary_data_output != NULL)
     st = bool_read(params, "binary_data_output", &bdo, &given);

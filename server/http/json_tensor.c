@@ -102,7 +102,8 @@ static srv_status_t *leaf(sink_t *s, const json_t *e) {
     case TRITONSERVER_TYPE_BYTES: {
       if (!json_is_string(e)) return wrong(s, "a string");
       size_t len = json_string_length(e);
-      uint32_t len32 = (uint32_t)len; /* the body is far below 4 GiB */
+      if (len > UINT32_MAX) return wrong(s, "a string below 4 GiB");
+      uint32_t len32 = (uint32_t)len;
       memcpy(s->base + s->at, &len32, 4);
       if (len > 0) memcpy(s->base + s->at + 4, json_string_value(e), len);
       s->at += 4 + len;

@@ -19,7 +19,7 @@ jobs=${JOBS:-$(nproc)}
 upb=third_party/upb_src
 # The system libraries server_lib links (third_party/system.BUILD); those a
 # target does not use are dropped (--as-needed).
-libs=(-Wl,--as-needed -lgrpc -lgpr -lck -lz -ldl -lpthread -lm)
+libs=(-Wl,--as-needed -lgrpc -lgpr -lck -ljansson -lh2o-evloop -lz -ldl -lpthread -lm)
 
 mapfile -t targets < <(bazel query --noshow_progress \
   'attr(tags, "fuzz_target", kind(cc_binary, //...))' 2>/dev/null)
@@ -35,6 +35,7 @@ gen=${gen#"$PWD/"}
 ours_flags=(-std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror
   -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
   -D_COMPILING_TRITONSERVER -D_COMPILING_TRITONBACKEND
+  -DH2O_USE_LIBUV=0 # as @system//:h2o defines: h2o's evloop API
   -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
 lib_flags=(-std=gnu99 -O1 -g -fno-omit-frame-pointer -w -msse4.1 -fsanitize=address)
 # Objects made with other flags or another compiler are all made again.
