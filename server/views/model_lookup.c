@@ -1,5 +1,5 @@
-/* Model lookup for RPCs (see model_lookup.h). */
-#include "server/grpc/model_lookup.h"
+/* Model lookup for requests of either frontend (see model_lookup.h). */
+#include "server/views/model_lookup.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,0 +1,180 @@
+/* The JSON bodies of the repository endpoints (see http_views.h and
+ * http_body.h). A load body becomes the RepositoryModelLoadRequest that
+ * the gRPC frontend receives, so that srv_load_override_parse checks both
+ * the same way, with the same texts. Any thread. */
+#include <openssl/evp.h>
+#include <string.h>
+
+#include "server/common/log.h"
+#include "server/common/memory.h"
+#include "server/views/http_body.h"
+#include "server/views/http_views.h"
+
+#define FILE_PREFIX "file:"
+
+/* OpenSSL's decoder takes an int length: the text goes in chunks. */
+enum { BASE64_CHUNK = 1 << 20 };
+
+srv_status_t *srv_http_body_parse(const char *body, size_t len, json_t **out) {
+  *out = NULL;
+  if (len == 0) return NULL;
+  json_error_t err;
+  /* A key given twice is refused: which "file:" would win is nobody's
+   * guess. jansson refuses NUL bytes in keys and strings by default. */
+  json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+  if (j == NULL)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "failed to parse the request JSON buffer: %s at line %d column %d",
+                          err.text, err.line, err.column);
+  if (!json_is_object(j)) {
+    json_decref(j);
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "the request JSON must be an object");
+  }
+  *out = j;
+  return NULL;
+}
+
+/* The bytes that the base64 text s[0..n) encodes, in `a`; false when it is
+ * not base64 (whitespace between groups is allowed, padding is not
+ * optional). */
+static bool base64_decode(const char *s, size_t n, upb_Arena *a, upb_StringView *out) {
+  unsigned char *buf = srv_arena_alloc(a, n / 4 * 3 + 3);
+  EVP_ENCODE_CTX *c = EVP_ENCODE_CTX_new();
+  if (c == NULL) SRV_FATAL("out of memory");
+  EVP_DecodeInit(c);
+  size_t used = 0;
+  bool ok = true;
+  for (size_t i = 0; ok && i < n; i += BASE64_CHUNK) {
+    int chunk = n - i > BASE64_CHUNK ? BASE64_CHUNK : (int)(n - i);
+    int got = 0;
+    ok = EVP_DecodeUpdate(c, buf + used, &got, (const unsigned char *)s + i, chunk) >= 0;
+    used += (size_t)got;
+  }
+  int got = 0;
+  ok = ok && EVP_DecodeFinal(c, buf + used, &got) >= 0;
+  used += (size_t)got;
+  EVP_ENCODE_CTX_free(c);
+  *out = upb_StringView_FromDataAndSize((const char *)buf, used);
+  return ok;
+}
+
+/* "parameters" of a body (NULL when absent); an error when it is not an
+ * object. `action` is "load" or "unload", for the text. */
+static srv_status_t *parameters_of(json_t *req, const char *model, const char *action,
+                                   json_t **out) {
+  *out = req != NULL ? json_object_get(req, "parameters") : NULL;
+  if (*out == NULL || json_is_object(*out)) return NULL;
+  *out = NULL;
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "failed to %s '%s': 'parameters' must be a JSON object", action,
+                        model);
+}
+
+/* One parameter into req's map: "file:" values decoded, the rest (config,
+ * or a name that srv_load_override_parse refuses) as strings. */
+static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const char *qm,
+                               const char *key, json_t *value, upb_Arena *a) {
+  char qk[SRV_QUOTE_SIZE];
+  srv_quote_str(qk, key);
+  if (!json_is_string(value))
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "failed to load '%s': load parameter '%s' must be a JSON string",
+                          qm, qk);
+  inference_ModelRepositoryParameter *p = inference_ModelRepositoryParameter_new(a);
+  if (p == NULL) SRV_FATAL("out of memory");
+  const char *s = json_string_value(value);
+  size_t n = json_string_length(value);
+  if (strncmp(key, FILE_PREFIX, strlen(FILE_PREFIX)) == 0) {
+    upb_StringView bytes;
+    if (!base64_decode(s, n, a, &bytes))
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "failed to load '%s': the value of load parameter '%s' is not "
+                            "valid base64",
+                            qm, qk);
+    inference_ModelRepositoryParameter_set_bytes_param(p, bytes);
+  } else {
+    inference_ModelRepositoryParameter_set_string_param(
+        p, upb_StringView_FromDataAndSize(srv_arena_copy(a, s, n), n));
+  }
+  size_t kn = strlen(key);
+  if (!inference_RepositoryModelLoadRequest_parameters_set(
+          req, upb_StringView_FromDataAndSize(srv_arena_copy(a, key, kn), kn), p, a))
+    SRV_FATAL("out of memory");
+  return NULL;
+}
+
+static srv_status_t *load_read(upb_StringView model, const char *qm, const char *body,
+                               size_t len, upb_Arena *a, srv_load_override_t *out) {
+  if (len > SRV_HTTP_REPOSITORY_BODY_MAX)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "failed to load '%s': the request body has %zu bytes, more than "
+                          "the %llu a load may send",
+                          qm, len, (unsigned long long)SRV_HTTP_REPOSITORY_BODY_MAX);
+  json_t *j = NULL, *params = NULL;
+  srv_status_t *st = srv_http_body_parse(body, len, &j);
+  if (st == NULL) st = parameters_of(j, qm, "load", &params);
+  if (st == NULL && params != NULL &&
+      json_object_size(params) > SRV_LOAD_OVERRIDE_FILES_MAX + 1)
+    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "failed to load '%s': the load parameters give more than %d "
+                        "files, the most one load may have",
+                        qm, SRV_LOAD_OVERRIDE_FILES_MAX);
+  inference_RepositoryModelLoadRequest *req = inference_RepositoryModelLoadRequest_new(a);
+  if (req == NULL) SRV_FATAL("out of memory");
+  inference_RepositoryModelLoadRequest_set_model_name(req, model);
+  const char *key;
+  json_t *value;
+  if (st == NULL && params != NULL) json_object_foreach(params, key, value) {
+      st = param_add(req, qm, key, value, a);
+      if (st != NULL) break;
+    }
+  json_decref(j);
+  if (st == NULL) st = srv_load_override_parse(req, a, out);
+  return st;
+}
+
+srv_status_t *srv_http_load_parse(upb_StringView model, const char *body, size_t len,
+                                  upb_Arena *arena, srv_load_override_t *out,
+                                  int *http_code) {
+  *out = (srv_load_override_t){0};
+  char qm[SRV_QUOTE_SIZE];
+  srv_quote(qm, model.data, model.size);
+  srv_status_t *st = load_read(model, qm, body, len, arena, out);
+  if (st != NULL) *out = (srv_load_override_t){0};
+  *http_code = srv_http_status_code(st);
+  return st;
+}
+
+static srv_status_t *unload_read(const char *qm, const char *body, size_t len,
+                                 bool *unload_dependents) {
+  if (len > SRV_HTTP_REPOSITORY_BODY_MAX)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "failed to unload '%s': the request body has %zu bytes, more "
+                          "than the %llu allowed",
+                          qm, len, (unsigned long long)SRV_HTTP_REPOSITORY_BODY_MAX);
+  json_t *j = NULL, *params = NULL;
+  srv_status_t *st = srv_http_body_parse(body, len, &j);
+  if (st == NULL) st = parameters_of(j, qm, "unload", &params);
+  json_t *ud = st == NULL && params != NULL ? json_object_get(params, "unload_dependents")
+                                            : NULL;
+  if (ud != NULL && !json_is_boolean(ud))
+    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "Unable to parse 'unload_dependents': attempt to access JSON "
+                        "non-boolean as boolean");
+  else if (ud != NULL)
+    *unload_dependents = json_is_true(ud);
+  json_decref(j);
+  return st;
+}
+
+srv_status_t *srv_http_unload_parse(upb_StringView model, const char *body, size_t len,
+                                    bool *unload_dependents, int *http_code) {
+  *unload_dependents = false;
+  char qm[SRV_QUOTE_SIZE];
+  srv_quote(qm, model.data, model.size);
+  srv_status_t *st = unload_read(qm, body, len, unload_dependents);
+  if (st != NULL) *unload_dependents = false;
+  *http_code = srv_http_status_code(st);
+  return st;
+}
