@@ -21,7 +21,7 @@ srv_status_t *srv_http_body_parse(const char *body, size_t len, json_t **out) {
   json_error_t err;
   /* A key given twice is refused: which "file:" would win is nobody's
    * guess. jansson refuses NUL bytes in keys and strings by default. */
-  json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+  json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
   if (j == NULL)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "failed to parse the request JSON buffer: %s at line %d column %d",
