@@ -71,6 +71,21 @@ static srv_status_t *parameters_of(json_t *req, const char *model, const char *a
                         model);
 }
 
+/* The body, within SRV_HTTP_REPOSITORY_BODY_MAX (checked before a byte is
+ * read), and its "parameters"; *j (to drop) and *params may be NULL. */
+static srv_status_t *body_parameters(const char *body, size_t len, const char *model,
+                                     const char *action, json_t **j, json_t **params) {
+  *j = *params = NULL;
+  if (len > SRV_HTTP_REPOSITORY_BODY_MAX)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "failed to %s '%s': the request body has %zu bytes, more than "
+                          "the %llu allowed",
+                          action, model, len,
+                          (unsigned long long)SRV_HTTP_REPOSITORY_BODY_MAX);
+  srv_status_t *st = srv_http_body_parse(body, len, j);
+  return st != NULL ? st : parameters_of(*j, model, action, params);
+}
+
 /* One parameter into req's map: "file:" values decoded, the rest (config,
  * or a name that srv_load_override_parse refuses) as strings. */
 static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const char *qm,
@@ -106,14 +121,8 @@ static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const 
 
 static srv_status_t *load_read(upb_StringView model, const char *qm, const char *body,
                                size_t len, upb_Arena *a, srv_load_override_t *out) {
-  if (len > SRV_HTTP_REPOSITORY_BODY_MAX)
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "failed to load '%s': the request body has %zu bytes, more than "
-                          "the %llu a load may send",
-                          qm, len, (unsigned long long)SRV_HTTP_REPOSITORY_BODY_MAX);
-  json_t *j = NULL, *params = NULL;
-  srv_status_t *st = srv_http_body_parse(body, len, &j);
-  if (st == NULL) st = parameters_of(j, qm, "load", &params);
+  json_t *j, *params;
+  srv_status_t *st = body_parameters(body, len, qm, "load", &j, &params);
   if (st == NULL && params != NULL &&
       json_object_size(params) > SRV_LOAD_OVERRIDE_FILES_MAX + 1)
     st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
@@ -148,14 +157,8 @@ srv_status_t *srv_http_load_parse(upb_StringView model, const char *body, size_t
 
 static srv_status_t *unload_read(const char *qm, const char *body, size_t len,
                                  bool *unload_dependents) {
-  if (len > SRV_HTTP_REPOSITORY_BODY_MAX)
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "failed to unload '%s': the request body has %zu bytes, more "
-                          "than the %llu allowed",
-                          qm, len, (unsigned long long)SRV_HTTP_REPOSITORY_BODY_MAX);
-  json_t *j = NULL, *params = NULL;
-  srv_status_t *st = srv_http_body_parse(body, len, &j);
-  if (st == NULL) st = parameters_of(j, qm, "unload", &params);
+  json_t *j, *params;
+  srv_status_t *st = body_parameters(body, len, qm, "unload", &j, &params);
   json_t *ud = st == NULL && params != NULL ? json_object_get(params, "unload_dependents")
                                             : NULL;
   if (ud != NULL && !json_is_boolean(ud))

@@ -160,7 +160,13 @@ static void unload_bodies(void) {
     CHECK_STREQ(srv_status_message(st), bad[i][1]);
     srv_status_free(st);
   }
-  srv_status_t *st = srv_http_unload_parse(sv("m"), "{\"a\":", 5, &ud, &http);
+  srv_status_t *st =
+      srv_http_unload_parse(sv("m"), "{}", SRV_HTTP_REPOSITORY_BODY_MAX + 1, &ud, &http);
+  REQUIRE(st != NULL);
+  CHECK(strncmp(srv_status_message(st), "failed to unload 'm': the request body has ", 43) ==
+        0);
+  srv_status_free(st);
+  st = srv_http_unload_parse(sv("m"), "{\"a\":", 5, &ud, &http);
   REQUIRE(st != NULL);
   CHECK(strncmp(srv_status_message(st), "failed to parse the request JSON buffer: ", 41) ==
         0);

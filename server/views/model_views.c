@@ -202,13 +202,33 @@ static void entry_stats(inference_ModelStatisticsResponse *reply,
   }
 }
 
+/* Triton's texts (TRITONSERVER_ServerModelStatistics) for a model without
+ * a ready version, or without the one asked for; a malformed version
+ * keeps its own (st). */
+static srv_status_t *statistics_missing(srv_server_t *srv, srv_status_t *st,
+                                        upb_StringView name) {
+  if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) return st;
+  srv_status_free(st);
+  const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);
+  const srv_registry_entry_t *e = srv_registry_view_find(view, name.data, name.size);
+  bool any = e != NULL && e->version_count > 0;
+  srv_registry_view_end(srv->registry);
+  char q[SRV_QUOTE_SIZE];
+  srv_quote(q, name.data, name.size);
+  if (!any)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "requested model '%s' is not available", q);
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "requested model version is not available for model '%s'", q);
+}
+
 srv_status_t *srv_view_model_statistics(srv_server_t *srv, upb_StringView name,
                                         upb_StringView version, upb_Arena *a,
                                         inference_ModelStatisticsResponse **out) {
   *out = NULL;
   srv_model_t *m = NULL;
   srv_status_t *st = name.size > 0 ? srv_model_lookup(srv, name, version, &m) : NULL;
-  if (st != NULL) return st;
+  if (st != NULL) return statistics_missing(srv, st, name);
   inference_ModelStatisticsResponse *reply = inference_ModelStatisticsResponse_new(a);
   if (reply == NULL) SRV_FATAL("out of memory");
   const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);

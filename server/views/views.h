@@ -35,10 +35,12 @@ inference_ModelMetadataResponse *srv_view_model_metadata(srv_server_t *srv,
 inference_ModelConfigResponse *srv_view_model_config(srv_model_t *m, upb_Arena *a);
 
 /** Statistics of every version of every model (name empty), of every
- *  ready version of one model (version empty), or of one version. An
- *  unknown model or version, or a malformed version, is the status of
- *  srv_model_lookup (Triton's text), and *out is NULL. Strings are
- *  copied into `a`. */
+ *  ready version of one model (version empty), or of one version. A model
+ *  without a ready version, or without that version, is INVALID_ARGUMENT
+ *  with Triton's texts ("requested model '<m>' is not available",
+ *  "requested model version is not available for model '<m>'"); a
+ *  malformed version is srv_model_lookup's status. *out is NULL on error.
+ *  Strings are copied into `a`. */
 srv_status_t *srv_view_model_statistics(srv_server_t *srv, upb_StringView name,
                                         upb_StringView version, upb_Arena *a,
                                         inference_ModelStatisticsResponse **out);

@@ -207,8 +207,15 @@ static void statistics(void) {
   CHECK(strstr(a.body, "broken") == NULL && strstr(a.body, "sequence_stats") == NULL);
   srv_http_answer_free(&a);
   srv_http_model_statistics(&f.srv, sv("broken"), sv(""), &a);
-  CHECK_EQ_U64(a.code, 503);
-  srv_http_answer_free(&a);
+  expect(&a, 400, "{\"error\":\"requested model 'broken' is not available\"}");
+  srv_http_model_statistics(&f.srv, sv("nope"), sv("1"), &a);
+  expect(&a, 400, "{\"error\":\"requested model 'nope' is not available\"}");
+  srv_http_model_statistics(&f.srv, sv("simple"), sv("3"), &a);
+  expect(&a, 400,
+         "{\"error\":\"requested model version is not available for model 'simple'\"}");
+  srv_http_model_statistics(&f.srv, sv("simple"), sv("-1"), &a);
+  expect(&a, 400, "{\"error\":\"model 'simple': version '-1' is not a non-negative "
+                  "integer\"}");
   fixture_free(&f);
 }
 
