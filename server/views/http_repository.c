@@ -23,9 +23,10 @@ srv_status_t *srv_http_body_parse(const char *body, size_t len, json_t **out) {
    * guess. jansson refuses NUL bytes in keys and strings by default. */
   json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
   if (j == NULL)
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "failed to parse the request JSON buffer: %s at line %d column %d",
-                          err.text, err.line, err.column);
+    return srv_status_new(
+        GRPC_STATUS_INVALID_ARGUMENT,
+        "failed to parse the request JSON buffer: %s at line %d column %d", err.text,
+        err.line, err.column);
   if (!json_is_object(j)) {
     json_decref(j);
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
@@ -93,9 +94,9 @@ static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const 
   char qk[SRV_QUOTE_SIZE];
   srv_quote_str(qk, key);
   if (!json_is_string(value))
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "failed to load '%s': load parameter '%s' must be a JSON string",
-                          qm, qk);
+    return srv_status_new(
+        GRPC_STATUS_INVALID_ARGUMENT,
+        "failed to load '%s': load parameter '%s' must be a JSON string", qm, qk);
   inference_ModelRepositoryParameter *p = inference_ModelRepositoryParameter_new(a);
   if (p == NULL) SRV_FATAL("out of memory");
   const char *s = json_string_value(value);
@@ -103,10 +104,11 @@ static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const 
   if (strncmp(key, FILE_PREFIX, strlen(FILE_PREFIX)) == 0) {
     upb_StringView bytes;
     if (!base64_decode(s, n, a, &bytes))
-      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                            "failed to load '%s': the value of load parameter '%s' is not "
-                            "valid base64",
-                            qm, qk);
+      return srv_status_new(
+          GRPC_STATUS_INVALID_ARGUMENT,
+          "failed to load '%s': the value of load parameter '%s' is not "
+          "valid base64",
+          qm, qk);
     inference_ModelRepositoryParameter_set_bytes_param(p, bytes);
   } else {
     inference_ModelRepositoryParameter_set_string_param(
@@ -159,8 +161,8 @@ static srv_status_t *unload_read(const char *qm, const char *body, size_t len,
                                  bool *unload_dependents) {
   json_t *j, *params;
   srv_status_t *st = body_parameters(body, len, qm, "unload", &j, &params);
-  json_t *ud = st == NULL && params != NULL ? json_object_get(params, "unload_dependents")
-                                            : NULL;
+  json_t *ud =
+      st == NULL && params != NULL ? json_object_get(params, "unload_dependents") : NULL;
   if (ud != NULL && !json_is_boolean(ud))
     st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                         "Unable to parse 'unload_dependents': attempt to access JSON "

@@ -42,7 +42,8 @@ static void load_overrides(void) {
   REQUIRE(st == NULL);
   CHECK_EQ_U64(http, 200);
   REQUIRE(o.config_json != NULL);
-  CHECK(o.config_json_len == 23 && memcmp(o.config_json, "{\"backend\": \"identity\"}", 23) == 0);
+  CHECK(o.config_json_len == 23 &&
+        memcmp(o.config_json, "{\"backend\": \"identity\"}", 23) == 0);
   REQUIRE(o.file_count == 2); /* sorted by normalized path */
   CHECK_STREQ(o.files[0].path, "0/a");
   CHECK_EQ_U64(o.files[0].size, 0);
@@ -68,25 +69,31 @@ static void load_refusals(void) {
   expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"aGVsbG8\"}}", 400,
                  "failed to load 'm': the value of load parameter 'file:1/a' is not "
                  "valid base64");
-  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"YQ==YQ==\"}}", 400,
+  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"YQ==YQ==\"}}",
+                 400,
                  "failed to load 'm': the value of load parameter 'file:1/a' is not "
                  "valid base64");
   expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:../x\": \"\"}}", 400,
                  "failed to load 'm': invalid load parameter 'file:../x': the file path "
                  "must be relative to the model folder, not empty, and without '..'");
-  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:/etc/passwd\": \"\"}}", 400,
-                 "failed to load 'm': invalid load parameter 'file:/etc/passwd': the file "
-                 "path must be relative to the model folder, not empty, and without '..'");
-  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:1/../../x\": \"\"}}", 400,
-                 "failed to load 'm': invalid load parameter 'file:1/../../x': the file "
-                 "path must be relative to the model folder, not empty, and without '..'");
-  expect_refused("{\"parameters\": {\"file:1/a\": \"\"}}", 400,
-                 "failed to load 'm': load parameter 'config' must be specified for model "
-                 "file override");
-  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"\", \"file:1//a\": "
-                 "\"\"}}",
-                 400, "failed to load 'm': the file '1/a' is given by more than one load "
-                      "parameter");
+  expect_refused(
+      "{\"parameters\": {\"config\": \"{}\", \"file:/etc/passwd\": \"\"}}", 400,
+      "failed to load 'm': invalid load parameter 'file:/etc/passwd': the file "
+      "path must be relative to the model folder, not empty, and without '..'");
+  expect_refused(
+      "{\"parameters\": {\"config\": \"{}\", \"file:1/../../x\": \"\"}}", 400,
+      "failed to load 'm': invalid load parameter 'file:1/../../x': the file "
+      "path must be relative to the model folder, not empty, and without '..'");
+  expect_refused(
+      "{\"parameters\": {\"file:1/a\": \"\"}}", 400,
+      "failed to load 'm': load parameter 'config' must be specified for model "
+      "file override");
+  expect_refused(
+      "{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"\", \"file:1//a\": "
+      "\"\"}}",
+      400,
+      "failed to load 'm': the file '1/a' is given by more than one load "
+      "parameter");
   expect_refused("{\"parameters\": {\"colour\": \"red\"}}", 400,
                  "failed to load 'm': unrecognized load parameter 'colour'.");
   expect_refused("{\"parameters\": {\"config\": \"{}\", \"config\": \"{}\"}}", 400,
@@ -102,8 +109,8 @@ static void load_limits(void) {
   upb_Arena *a = upb_Arena_New();
   srv_load_override_t o;
   int http;
-  srv_status_t *st = srv_http_load_parse(sv("m"), "{}", SRV_HTTP_REPOSITORY_BODY_MAX + 1,
-                                         a, &o, &http);
+  srv_status_t *st =
+      srv_http_load_parse(sv("m"), "{}", SRV_HTTP_REPOSITORY_BODY_MAX + 1, a, &o, &http);
   REQUIRE(st != NULL);
   CHECK_EQ_U64(http, 400);
   CHECK(strstr(srv_status_message(st), "more than the") != NULL);
@@ -117,9 +124,10 @@ static void load_limits(void) {
   len += (size_t)snprintf(body + len, cap - len, "}}");
   st = srv_http_load_parse(sv("m"), body, len, a, &o, &http);
   REQUIRE(st != NULL);
-  CHECK_STREQ(srv_status_message(st),
-              "failed to load 'm': the load parameters give more than 1024 files, the most "
-              "one load may have");
+  CHECK_STREQ(
+      srv_status_message(st),
+      "failed to load 'm': the load parameters give more than 1024 files, the most "
+      "one load may have");
   srv_status_free(st);
   free(body);
   /* A path deeper than the limit: load_override.c's text. */
@@ -148,13 +156,14 @@ static void unload_bodies(void) {
       {"{\"parameters\": {\"unload_dependents\": \"true\"}}",
        "Unable to parse 'unload_dependents': attempt to access JSON non-boolean as "
        "boolean"},
-      {"{\"parameters\": true}", "failed to unload 'm': 'parameters' must be a JSON object"},
+      {"{\"parameters\": true}",
+       "failed to unload 'm': 'parameters' must be a JSON object"},
       {"true", "the request JSON must be an object"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ud = true;
-    srv_status_t *st = srv_http_unload_parse(sv("m"), bad[i][0], strlen(bad[i][0]), &ud,
-                                             &http);
+    srv_status_t *st =
+        srv_http_unload_parse(sv("m"), bad[i][0], strlen(bad[i][0]), &ud, &http);
     REQUIRE(st != NULL);
     CHECK(!ud && http == 400);
     CHECK_STREQ(srv_status_message(st), bad[i][1]);
@@ -163,13 +172,13 @@ static void unload_bodies(void) {
   srv_status_t *st =
       srv_http_unload_parse(sv("m"), "{}", SRV_HTTP_REPOSITORY_BODY_MAX + 1, &ud, &http);
   REQUIRE(st != NULL);
-  CHECK(strncmp(srv_status_message(st), "failed to unload 'm': the request body has ", 43) ==
-        0);
+  CHECK(strncmp(srv_status_message(st), "failed to unload 'm': the request body has ",
+                43) == 0);
   srv_status_free(st);
   st = srv_http_unload_parse(sv("m"), "{\"a\":", 5, &ud, &http);
   REQUIRE(st != NULL);
-  CHECK(strncmp(srv_status_message(st), "failed to parse the request JSON buffer: ", 41) ==
-        0);
+  CHECK(strncmp(srv_status_message(st),
+                "failed to parse the request JSON buffer: ", 41) == 0);
   srv_status_free(st);
 }
 

@@ -50,8 +50,8 @@ void srv_http_answer_free(srv_http_answer_t *a) {
 /* Sets *out from st (taken) or, when st is NULL, from json (taken). */
 static void answer(srv_http_answer_t *out, srv_status_t *st, json_t *json) {
   *out = (srv_http_answer_t){.code = srv_http_status_code(st), .status = st};
-  out->body = st != NULL ? srv_http_error_body(st, &out->len)
-                         : srv_json_text(json, &out->len);
+  out->body =
+      st != NULL ? srv_http_error_body(st, &out->len) : srv_json_text(json, &out->len);
   json_decref(json);
 }
 
@@ -68,8 +68,8 @@ static upb_Arena *arena_new(void) {
 
 void srv_http_server_metadata(srv_http_answer_t *out) {
   upb_Arena *a = arena_new();
-  json_t *j = message_json(srv_view_server_metadata(a), "inference.ServerMetadataResponse",
-                           SRV_JSON_ALL_FIELDS);
+  json_t *j = message_json(srv_view_server_metadata(a),
+                           "inference.ServerMetadataResponse", SRV_JSON_ALL_FIELDS);
   upb_Arena_Free(a);
   answer(out, NULL, j);
 }

@@ -17,8 +17,8 @@
  *  code, and the body {"error": "<message>"}. */
 typedef struct {
   int code;
-  char *body; /**< malloc'ed, NUL-terminated JSON text: the caller frees */
-  size_t len; /**< of body */
+  char *body;           /**< malloc'ed, NUL-terminated JSON text: the caller frees */
+  size_t len;           /**< of body */
   srv_status_t *status; /**< NULL on success; else the caller frees it */
 } srv_http_answer_t;
 

@@ -201,7 +201,8 @@ json_t *srv_json_from_message(const upb_Message *msg, const upb_MessageDef *m,
     const upb_FieldDef *f = upb_MessageDef_Field(m, i);
     if (upb_FieldDef_HasPresence(f) && !upb_Message_Has(msg, f)) continue;
     upb_MessageValue v = upb_Message_Get(msg, f);
-    bool all = (flags & SRV_JSON_ALL_FIELDS) && upb_FieldDef_Number(f) < SRV_JSON_NEREID_FIELDS;
+    bool all =
+        (flags & SRV_JSON_ALL_FIELDS) && upb_FieldDef_Number(f) < SRV_JSON_NEREID_FIELDS;
     if (!upb_FieldDef_HasPresence(f) && !all && is_default(f, v)) continue;
     json_t *j = upb_FieldDef_IsMap(f)        ? map_json(f, v.map_val, flags)
                 : upb_FieldDef_IsRepeated(f) ? array_json(f, v.array_val, flags)

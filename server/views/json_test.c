@@ -11,7 +11,8 @@
 #include "model_config.upb.h"
 #include "test/unit/unit.h"
 
-static void expect(const void *msg, const char *type, unsigned flags, const char *golden) {
+static void expect(const void *msg, const char *type, unsigned flags,
+                   const char *golden) {
   json_t *j = srv_json_from_message(msg, srv_json_message_def(type), flags);
   size_t len;
   char *text = srv_json_text(j, &len);
@@ -64,19 +65,20 @@ static void maps_oneofs_and_bytes(void) {
   inference_InferParameter_set_string_param(q, sv("x\"y"));
   inference_ModelInferRequest_parameters_set(r, sv("s"), q, a);
   inference_ModelInferRequest_add_raw_input_contents(r, sv("hello"), a);
-  json_t *j = srv_json_from_message(r, srv_json_message_def("inference.ModelInferRequest"),
-                                    0);
+  json_t *j =
+      srv_json_from_message(r, srv_json_message_def("inference.ModelInferRequest"), 0);
   CHECK_STREQ(json_string_value(json_object_get(j, "model_name")), "m");
   json_t *params = json_object_get(j, "parameters");
   REQUIRE(json_is_object(params) && json_object_size(params) == 2);
   json_t *zero = json_object_get(json_object_get(params, "zero"), "int64_param");
   CHECK(json_is_integer(zero) && json_integer_value(zero) == 0);
   CHECK(json_object_size(json_object_get(params, "zero")) == 1); /* one oneof member */
-  CHECK_STREQ(json_string_value(json_object_get(json_object_get(params, "s"),
-                                                "string_param")),
-              "x\"y");
-  CHECK_STREQ(json_string_value(json_array_get(json_object_get(j, "raw_input_contents"), 0)),
-              "aGVsbG8=");
+  CHECK_STREQ(
+      json_string_value(json_object_get(json_object_get(params, "s"), "string_param")),
+      "x\"y");
+  CHECK_STREQ(
+      json_string_value(json_array_get(json_object_get(j, "raw_input_contents"), 0)),
+      "aGVsbG8=");
   json_decref(j);
   upb_Arena_Free(a);
 }
@@ -89,9 +91,11 @@ static void nereid_fields_only_when_set(void) {
          "{\"name\":\"m\",\"version\":\"\",\"last_inference\":0,\"inference_count\":0,"
          "\"execution_count\":0,\"batch_stats\":[],\"memory_usage\":[],"
          "\"response_stats\":{}}");
-  inference_SequenceStatistics *q = inference_ModelStatistics_mutable_sequence_stats(s, a);
+  inference_SequenceStatistics *q =
+      inference_ModelStatistics_mutable_sequence_stats(s, a);
   inference_SequenceStatistics_set_active(q, 2);
-  inference_EnsembleStepStatistics *e = inference_ModelStatistics_add_ensemble_step_stats(s, a);
+  inference_EnsembleStepStatistics *e =
+      inference_ModelStatistics_add_ensemble_step_stats(s, a);
   inference_EnsembleStepStatistics_set_model_name(e, sv("step"));
   json_t *j = srv_json_from_message(s, srv_json_message_def("inference.ModelStatistics"),
                                     SRV_JSON_ALL_FIELDS);
@@ -109,10 +113,14 @@ static void nereid_fields_only_when_set(void) {
 static void strings_that_are_not_utf8(void) {
   upb_Arena *a = upb_Arena_New();
   inference_ServerMetadataResponse *m = inference_ServerMetadataResponse_new(a);
-  inference_ServerMetadataResponse_set_name(m, upb_StringView_FromDataAndSize("a\xff" "b", 3));
-  inference_ServerMetadataResponse_set_version(m, upb_StringView_FromDataAndSize("n\0ul", 4));
+  inference_ServerMetadataResponse_set_name(m, upb_StringView_FromDataAndSize("a\xff"
+                                                                              "b",
+                                                                              3));
+  inference_ServerMetadataResponse_set_version(
+      m, upb_StringView_FromDataAndSize("n\0ul", 4));
   expect(m, "inference.ServerMetadataResponse", 0,
-         "{\"name\":\"a\xef\xbf\xbd" "b\",\"version\":\"n\\u0000ul\"}");
+         "{\"name\":\"a\xef\xbf\xbd"
+         "b\",\"version\":\"n\\u0000ul\"}");
   upb_Arena_Free(a);
 }
 

@@ -12,7 +12,8 @@ const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions
 inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a) {
   inference_ServerMetadataResponse *reply = inference_ServerMetadataResponse_new(a);
   if (reply == NULL) SRV_FATAL("out of memory");
-  inference_ServerMetadataResponse_set_name(reply, upb_StringView_FromString(NEREID_NAME));
+  inference_ServerMetadataResponse_set_name(reply,
+                                            upb_StringView_FromString(NEREID_NAME));
   inference_ServerMetadataResponse_set_version(reply,
                                                upb_StringView_FromString(NEREID_VERSION));
   for (size_t i = 0; i < srv_extension_count; i++)

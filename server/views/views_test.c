@@ -39,8 +39,8 @@ typedef struct {
 static srv_model_t *bare(const char *name, const char *text) {
   upb_Arena *a = upb_Arena_New();
   char err[256];
-  inference_ModelConfig *c = cfg_model_config_parse(text, strlen(text), name, a, err,
-                                                    sizeof err);
+  inference_ModelConfig *c =
+      cfg_model_config_parse(text, strlen(text), name, a, err, sizeof err);
   srv_model_t *m = NULL;
   if (c == NULL || srv_model_bare_new(name, c, &m) != NULL) {
     fprintf(stderr, "model %s: its config does not load\n", name);
@@ -70,13 +70,21 @@ static void fixture_init(fixture_t *f) {
   f->plain = bare("plain", kPlain);
   srv_version_failure_t failure = {1, "bad config"};
   srv_registry_entry_t e[4] = {
-      {.name = "broken", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "bad config",
-       .failures = &failure, .failure_count = 1},
-      {.name = "plain", .state = SRV_MODEL_STATE_READY, .versions = &f->plain,
+      {.name = "broken",
+       .state = SRV_MODEL_STATE_UNAVAILABLE,
+       .reason = "bad config",
+       .failures = &failure,
+       .failure_count = 1},
+      {.name = "plain",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = &f->plain,
        .version_count = 1},
-      {.name = "simple", .state = SRV_MODEL_STATE_READY, .versions = &f->simple,
+      {.name = "simple",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = &f->simple,
        .version_count = 1},
-      {.name = "zz_gone", .state = SRV_MODEL_STATE_UNAVAILABLE,
+      {.name = "zz_gone",
+       .state = SRV_MODEL_STATE_UNAVAILABLE,
        .reason = SRV_MODEL_REASON_UNLOADED},
   };
   srv_registry_publish(f->srv.registry, e, 4);
@@ -109,7 +117,8 @@ static void server_metadata(void) {
   srv_http_answer_t a;
   srv_http_server_metadata(&a);
   expect(&a, 200,
-         "{\"name\":\"nereid\",\"version\":\"" NEREID_VERSION "\",\"extensions\":["
+         "{\"name\":\"nereid\",\"version\":\"" NEREID_VERSION
+         "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
          "\"model_configuration\",\"sequence\",\"statistics\"]}");
 }
@@ -135,8 +144,9 @@ static void model_metadata(void) {
   CHECK(strstr(a.body, "nope") != NULL);
   srv_http_answer_free(&a);
   srv_http_model_metadata(&f.srv, sv("simple"), sv("x1"), &a);
-  expect(&a, 400, "{\"error\":\"model 'simple': version 'x1' is not a non-negative "
-                  "integer\"}");
+  expect(&a, 400,
+         "{\"error\":\"model 'simple': version 'x1' is not a non-negative "
+         "integer\"}");
   srv_http_model_metadata(&f.srv, sv("simple"), sv("2"), &a);
   CHECK_EQ_U64(a.code, 503);
   srv_http_answer_free(&a);
@@ -164,8 +174,8 @@ static void model_config(void) {
 }
 
 #define ZERO "{\"count\":0,\"ns\":0}"
-#define ZERO_INFER                                                                   \
-  "\"inference_stats\":{\"success\":" ZERO ",\"fail\":" ZERO ",\"queue\":" ZERO       \
+#define ZERO_INFER                                                                  \
+  "\"inference_stats\":{\"success\":" ZERO ",\"fail\":" ZERO ",\"queue\":" ZERO     \
   ",\"compute_input\":" ZERO ",\"compute_infer\":" ZERO ",\"compute_output\":" ZERO \
   ",\"cache_hit\":" ZERO ",\"cache_miss\":" ZERO "}"
 
@@ -191,17 +201,19 @@ static void statistics(void) {
          "\"inference_stats\":{\"success\":{\"count\":1,\"ns\":5000000000},\"fail\":" ZERO
          ",\"queue\":" ZERO ",\"compute_input\":" ZERO
          ",\"compute_infer\":{\"count\":1,\"ns\":7},\"compute_output\":" ZERO
-         ",\"cache_hit\":" ZERO ",\"cache_miss\":" ZERO "},"
+         ",\"cache_hit\":" ZERO ",\"cache_miss\":" ZERO
+         "},"
          "\"batch_stats\":[{\"batch_size\":4,\"compute_input\":{\"count\":1,\"ns\":1},"
          "\"compute_infer\":{\"count\":1,\"ns\":2},\"compute_output\":{\"count\":1,"
          "\"ns\":3}}],\"memory_usage\":[],\"response_stats\":{}}]}");
   /* all models: every ready version, in the registry's order */
   srv_http_model_statistics(&f.srv, sv(""), sv(""), &a);
   CHECK_EQ_U64(a.code, 200);
-  const char *plain = strstr(a.body, "{\"name\":\"plain\",\"version\":\"1\",\"last_inference\":0,"
-                                     "\"inference_count\":0,\"execution_count\":0," ZERO_INFER
-                                     ",\"batch_stats\":[],\"memory_usage\":[],"
-                                     "\"response_stats\":{}}");
+  const char *plain = strstr(a.body,
+                             "{\"name\":\"plain\",\"version\":\"1\",\"last_inference\":0,"
+                             "\"inference_count\":0,\"execution_count\":0," ZERO_INFER
+                             ",\"batch_stats\":[],\"memory_usage\":[],"
+                             "\"response_stats\":{}}");
   const char *simple = strstr(a.body, "{\"name\":\"simple\"");
   CHECK(plain != NULL && simple != NULL && plain < simple);
   CHECK(strstr(a.body, "broken") == NULL && strstr(a.body, "sequence_stats") == NULL);
@@ -214,8 +226,9 @@ static void statistics(void) {
   expect(&a, 400,
          "{\"error\":\"requested model version is not available for model 'simple'\"}");
   srv_http_model_statistics(&f.srv, sv("simple"), sv("-1"), &a);
-  expect(&a, 400, "{\"error\":\"model 'simple': version '-1' is not a non-negative "
-                  "integer\"}");
+  expect(&a, 400,
+         "{\"error\":\"model 'simple': version '-1' is not a non-negative "
+         "integer\"}");
   fixture_free(&f);
 }
 
@@ -240,7 +253,11 @@ static void repository_index(void) {
   srv_http_repository_index(&f.srv, not_ready, strlen(not_ready), &a);
   CHECK(a.code == 200 && strstr(a.body, "a_never") != NULL);
   srv_http_answer_free(&a);
-  const char *bad[] = {"{\"ready\": 1}", "{\"ready\": \"true\"}", "[true]", "{", "nul",
+  const char *bad[] = {"{\"ready\": 1}",
+                       "{\"ready\": \"true\"}",
+                       "[true]",
+                       "{",
+                       "nul",
                        "{\"ready\":true,\"ready\":false}"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     srv_http_repository_index(&f.srv, bad[i], strlen(bad[i]), &a);
@@ -263,7 +280,8 @@ static void grpc_messages_are_the_views(void) {
   REQUIRE(n == 2);
   CHECK(inference_RepositoryIndexResponse_ModelIndex_name(rows[1]).size == 6);
   inference_ModelConfigResponse *c = srv_view_model_config(f.simple, a);
-  CHECK(inference_ModelConfig_max_batch_size(inference_ModelConfigResponse_config(c)) == 8);
+  CHECK(inference_ModelConfig_max_batch_size(inference_ModelConfigResponse_config(c)) ==
+        8);
   upb_Arena_Free(a);
   fixture_free(&f);
 }

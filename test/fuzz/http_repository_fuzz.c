@@ -14,8 +14,8 @@
 static void load_run(const char *body, size_t len, upb_Arena *a) {
   srv_load_override_t o;
   int http = 0;
-  srv_status_t *st = srv_http_load_parse(upb_StringView_FromString("m"), body, len, a, &o,
-                                         &http);
+  srv_status_t *st =
+      srv_http_load_parse(upb_StringView_FromString("m"), body, len, a, &o, &http);
   if (st != NULL) {
     FUZZ_CHECK(http >= 400 && http < 600);
     FUZZ_CHECK(o.config_json == NULL && o.files == NULL && o.file_count == 0);
@@ -24,14 +24,15 @@ static void load_run(const char *body, size_t len, upb_Arena *a) {
   }
   FUZZ_CHECK(http == 200);
   fuzz_load_override_check(&o);
-  if (o.config_json != NULL) fuzz_config_override_check("m", o.config_json, o.config_json_len);
+  if (o.config_json != NULL)
+    fuzz_config_override_check("m", o.config_json, o.config_json_len);
 }
 
 static void unload_run(const char *body, size_t len) {
   bool ud = true;
   int http = 0;
-  srv_status_t *st = srv_http_unload_parse(upb_StringView_FromString("m"), body, len, &ud,
-                                           &http);
+  srv_status_t *st =
+      srv_http_unload_parse(upb_StringView_FromString("m"), body, len, &ud, &http);
   if (st != NULL) {
     FUZZ_CHECK(!ud && http == 400);
     fuzz_status_check(st, NULL);
