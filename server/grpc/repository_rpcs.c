@@ -24,15 +24,10 @@ void srv_rpc_repository_index(srv_call_t *call, const char *request, size_t len)
                                            srv_call_arena(call)));
 }
 
-/* In modes none and poll the repository decides; tritonserver refuses
- * explicit load/unload then, with this text. */
 static bool refused_by_control_mode(srv_call_t *call) {
-  if (strcmp(srv_call_server(call)->options->model_control_mode, "explicit") == 0)
-    return false;
-  srv_call_fail(call, srv_status_new(GRPC_STATUS_UNAVAILABLE,
-                                     "explicit model load / unload is not allowed if "
-                                     "polling is enabled"));
-  return true;
+  srv_status_t *st = srv_view_model_control_check(srv_call_server(call));
+  if (st != NULL) srv_call_fail(call, st);
+  return st != NULL;
 }
 
 /* ---- Operations: the call waits for the repository actor ---------------- */

@@ -1,5 +1,6 @@
 /* The repository index (see views.h): the registry, read in one section,
- * merged with the folders of the repositories. */
+ * merged with the folders of the repositories; and whether clients may
+ * load and unload. */
 #include <stdio.h>
 #include <string.h>
 
@@ -77,4 +78,11 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
   srv_registry_view_end(srv->registry);
   srv_repo_listing_free(&disk);
   return reply;
+}
+
+srv_status_t *srv_view_model_control_check(const srv_server_t *srv) {
+  if (strcmp(srv->options->model_control_mode, "explicit") == 0) return NULL;
+  return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                        "explicit model load / unload is not allowed if polling is "
+                        "enabled");
 }

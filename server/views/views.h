@@ -53,4 +53,9 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
                                                              bool ready_only,
                                                              upb_Arena *a);
 
+/** NULL when clients may load and unload models (--model-control-mode
+ *  explicit); else UNAVAILABLE with tritonserver's text: in modes none and
+ *  poll the repository decides. */
+srv_status_t *srv_view_model_control_check(const srv_server_t *srv);
+
 #endif

@@ -286,6 +286,24 @@ static void grpc_messages_are_the_views(void) {
   fixture_free(&f);
 }
 
+static void model_control(void) {
+  fixture_t f;
+  fixture_init(&f);
+  f.opt.model_control_mode = "explicit";
+  CHECK(srv_view_model_control_check(&f.srv) == NULL);
+  const char *modes[] = {"none", "poll"};
+  for (int i = 0; i < 2; i++) {
+    f.opt.model_control_mode = (char *)modes[i];
+    srv_status_t *st = srv_view_model_control_check(&f.srv);
+    REQUIRE(st != NULL);
+    CHECK_EQ_U64(srv_http_status_code(st), 503);
+    CHECK_STREQ(srv_status_message(st),
+                "explicit model load / unload is not allowed if polling is enabled");
+    srv_status_free(st);
+  }
+  fixture_free(&f);
+}
+
 UNIT_MAIN("views", UNIT_CASE(server_metadata), UNIT_CASE(model_metadata),
           UNIT_CASE(model_config), UNIT_CASE(statistics), UNIT_CASE(repository_index),
-          UNIT_CASE(grpc_messages_are_the_views))
+          UNIT_CASE(grpc_messages_are_the_views), UNIT_CASE(model_control))
