@@ -90,7 +90,8 @@ static srv_status_t *body_parameters(const char *body, size_t len, const char *m
 /* One parameter into req's map: "file:" values decoded, the rest (config,
  * or a name that srv_load_override_parse refuses) as strings. */
 static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const char *qm,
-                               const char *key, json_t *value, upb_Arena *a) {
+                               const char *key, json_t *value, uint64_t *bytes,
+                               upb_Arena *a) {
   char qk[SRV_QUOTE_SIZE];
   srv_quote_str(qk, key);
   if (!json_is_string(value))
@@ -102,14 +103,22 @@ static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const 
   const char *s = json_string_value(value);
   size_t n = json_string_length(value);
   if (strncmp(key, FILE_PREFIX, strlen(FILE_PREFIX)) == 0) {
-    upb_StringView bytes;
-    if (!base64_decode(s, n, a, &bytes))
+    /* Within the bound of srv_load_override_parse before decoding: the
+     * text says at most how much it decodes to. */
+    *bytes += n / 4 * 3;
+    if (*bytes > SRV_LOAD_OVERRIDE_BYTES_MAX)
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "failed to load '%s': the files of the load parameters hold "
+                            "more than %llu bytes, the most one load may write",
+                            qm, (unsigned long long)SRV_LOAD_OVERRIDE_BYTES_MAX);
+    upb_StringView file;
+    if (!base64_decode(s, n, a, &file))
       return srv_status_new(
           GRPC_STATUS_INVALID_ARGUMENT,
           "failed to load '%s': the value of load parameter '%s' is not "
           "valid base64",
           qm, qk);
-    inference_ModelRepositoryParameter_set_bytes_param(p, bytes);
+    inference_ModelRepositoryParameter_set_bytes_param(p, file);
   } else {
     inference_ModelRepositoryParameter_set_string_param(
         p, upb_StringView_FromDataAndSize(srv_arena_copy(a, s, n), n));
@@ -134,12 +143,11 @@ static srv_status_t *load_read(upb_StringView model, const char *qm, const char 
   inference_RepositoryModelLoadRequest *req = inference_RepositoryModelLoadRequest_new(a);
   if (req == NULL) SRV_FATAL("out of memory");
   inference_RepositoryModelLoadRequest_set_model_name(req, model);
-  const char *key;
-  json_t *value;
-  if (st == NULL && params != NULL) json_object_foreach(params, key, value) {
-      st = param_add(req, qm, key, value, a);
-      if (st != NULL) break;
-    }
+  uint64_t bytes = 0; /* of the files, decoded */
+  void *it = st == NULL && params != NULL ? json_object_iter(params) : NULL;
+  for (; st == NULL && it != NULL; it = json_object_iter_next(params, it))
+    st = param_add(req, qm, json_object_iter_key(it), json_object_iter_value(it), &bytes,
+                   a);
   json_decref(j);
   if (st == NULL) st = srv_load_override_parse(req, a, out);
   return st;
