@@ -17,7 +17,7 @@
 #include "server/config/model_config.h"
 #include "server/core/core.h"
 #include "server/grpc/infer_request.h"
-#include "server/grpc/model_lookup.h"
+#include "server/views/model_lookup.h"
 #include "server/model/model_bare.h"
 #include "test/fuzz/fuzz.h"
 #include "test/fuzz/fuzz_props.h"

@@ -19,7 +19,7 @@
 #include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_request.h"
 #include "server/grpc/infer_response.h"
-#include "server/grpc/model_lookup.h"
+#include "server/views/model_lookup.h"
 
 typedef struct {
   srv_model_t *model;

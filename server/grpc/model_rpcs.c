@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "grpc_service.upb.h"
-#include "server/api/datatype.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/core.h"
-#include "server/grpc/model_lookup.h"
+#include "server/views/model_lookup.h"
+#include "server/views/views.h"
 
 void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelReadyRequest, "ModelReady", request,
@@ -32,64 +32,23 @@ void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_REPLY(call, inference_ModelReadyResponse, reply);
 }
 
-static void tensors_add(inference_ModelMetadataResponse *reply, const srv_model_desc_t *m,
-                        bool inputs, upb_Arena *a) {
-  const srv_tensor_spec_t *t = inputs ? m->inputs : m->outputs;
-  uint32_t n = inputs ? m->input_count : m->output_count;
-  for (uint32_t i = 0; i < n; i++) {
-    inference_ModelMetadataResponse_TensorMetadata *md =
-        inputs ? inference_ModelMetadataResponse_add_inputs(reply, a)
-               : inference_ModelMetadataResponse_add_outputs(reply, a);
-    inference_ModelMetadataResponse_TensorMetadata_set_name(
-        md, upb_StringView_FromString(t[i].name));
-    const char *dt = api_datatype_protocol_name(t[i].datatype);
-    inference_ModelMetadataResponse_TensorMetadata_set_datatype(
-        md, upb_StringView_FromString(dt ? dt : ""));
-    if (m->max_batch_size > 0)
-      inference_ModelMetadataResponse_TensorMetadata_add_shape(md, -1, a);
-    for (uint32_t d = 0; d < t[i].dims_count; d++)
-      inference_ModelMetadataResponse_TensorMetadata_add_shape(md, t[i].dims[d], a);
-  }
-}
-
+/* The bodies are views/'s, shared with the HTTP frontend; a handler
+ * decodes the request, finds the model and serializes the reply. */
 void srv_rpc_model_metadata(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelMetadataRequest, "ModelMetadata",
                            request, len);
   srv_model_t *m;
-  srv_status_t *st =
-      srv_model_lookup(srv_call_server(call), inference_ModelMetadataRequest_name(req),
-                       inference_ModelMetadataRequest_version(req), &m);
+  upb_StringView version = inference_ModelMetadataRequest_version(req);
+  srv_status_t *st = srv_model_lookup(
+      srv_call_server(call), inference_ModelMetadataRequest_name(req), version, &m);
   if (st != NULL) {
     srv_call_fail(call, st);
     return;
   }
-  srv_model_desc_t d;
-  srv_model_describe(m, &d);
-  upb_Arena *a = srv_call_arena(call);
-  inference_ModelMetadataResponse *reply = inference_ModelMetadataResponse_new(a);
-  inference_ModelMetadataResponse_set_name(reply, upb_StringView_FromString(d.name));
-  /* Copies: the other versions may go once the read section ends. */
-  srv_registry_t *registry = srv_call_server(call)->registry;
-  const srv_registry_view_t *v = srv_registry_view_begin(registry);
-  const srv_registry_entry_t *e = srv_registry_view_find(v, d.name, strlen(d.name));
-  for (size_t i = 0; e != NULL && i < e->version_count; i++) {
-    srv_model_desc_t vd;
-    srv_model_describe(e->versions[i], &vd);
-    const char *version = vd.version_string;
-    inference_ModelMetadataResponse_add_versions(
-        reply,
-        upb_StringView_FromDataAndSize(srv_arena_copy(a, version, strlen(version)),
-                                       strlen(version)),
-        a);
-  }
-  srv_registry_view_end(registry);
-  upb_StringView platform = inference_ModelConfig_platform(d.config);
-  inference_ModelMetadataResponse_set_platform(
-      reply, platform.size ? platform : inference_ModelConfig_backend(d.config));
-  tensors_add(reply, &d, true, a);
-  tensors_add(reply, &d, false, a);
-  SRV_CALL_REPLY(call, inference_ModelMetadataResponse, reply);
-  srv_model_unref(m); /* the reply aliased its strings until serialized */
+  SRV_CALL_REPLY(call, inference_ModelMetadataResponse,
+                 srv_view_model_metadata(srv_call_server(call), m, version.size > 0,
+                                         srv_call_arena(call)));
+  srv_model_unref(m);
 }
 
 void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
@@ -103,156 +62,22 @@ void srv_rpc_model_config(srv_call_t *call, const char *request, size_t len) {
     srv_call_fail(call, st);
     return;
   }
-  inference_ModelConfigResponse *reply =
-      inference_ModelConfigResponse_new(srv_call_arena(call));
-  /* The model's own config, serialized right here while the model lives. */
-  srv_model_desc_t d;
-  srv_model_describe(m, &d);
-  /* The setter takes a mutable pointer; the reply only reads the config. */
-  inference_ModelConfigResponse_set_config(reply, (inference_ModelConfig *)d.config);
-  SRV_CALL_REPLY(call, inference_ModelConfigResponse, reply);
+  /* Serialized right here, while the reference keeps the config alive. */
+  SRV_CALL_REPLY(call, inference_ModelConfigResponse,
+                 srv_view_model_config(m, srv_call_arena(call)));
   srv_model_unref(m);
 }
 
-static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
-  inference_StatisticDuration_set_count(d, srv_stat_load(&s->count));
-  inference_StatisticDuration_set_ns(d, srv_stat_load(&s->ns));
-}
-
-static bool response_stat_used(srv_response_stat_t *e) {
-  srv_duration_t *d[] = {&e->success, &e->fail, &e->empty_response, &e->cancel};
-  for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
-    if (srv_stat_load(&d[i]->count) != 0) return true;
-  return false;
-}
-
-/* Nereid's sequence_stats, for models with a sequence batcher. */
-static void sequence_stats_fill(inference_ModelStatistics *out, srv_sequence_stats_t *q,
-                                upb_Arena *arena) {
-  inference_SequenceStatistics *seq =
-      inference_ModelStatistics_mutable_sequence_stats(out, arena);
-  inference_SequenceStatistics_set_active(seq, srv_stat_load(&q->active));
-  inference_SequenceStatistics_set_backlog(seq, srv_stat_load(&q->backlog));
-  inference_SequenceStatistics_set_started(seq, srv_stat_load(&q->started));
-  inference_SequenceStatistics_set_ended(seq, srv_stat_load(&q->ended));
-  inference_SequenceStatistics_set_idle_ended(seq, srv_stat_load(&q->idle_ended));
-  inference_SequenceStatistics_set_cancel_ended(seq, srv_stat_load(&q->cancel_ended));
-  inference_SequenceStatistics_set_stream_ended(seq, srv_stat_load(&q->stream_ended));
-}
-
-/* response_stats: one entry per response index that was reported. */
-static void response_stats_fill(inference_ModelStatistics *out, srv_stats_t *s,
-                                upb_Arena *a) {
-  for (uint64_t i = 0; i < SRV_RESPONSE_STATS_MAX; i += SRV_RESPONSE_STATS_CHUNK) {
-    if (srv_response_stats_find(s->responses, i) == NULL) continue; /* no chunk */
-    for (uint64_t k = i; k < i + SRV_RESPONSE_STATS_CHUNK; k++) {
-      srv_response_stat_t *e = srv_response_stats_find(s->responses, k);
-      if (!response_stat_used(e)) continue;
-      inference_InferResponseStatistics *r = inference_InferResponseStatistics_new(a);
-      if (r == NULL) SRV_FATAL("out of memory");
-      duration_set(inference_InferResponseStatistics_mutable_compute_infer(r, a),
-                   &e->compute_infer);
-      duration_set(inference_InferResponseStatistics_mutable_compute_output(r, a),
-                   &e->compute_output);
-      duration_set(inference_InferResponseStatistics_mutable_success(r, a), &e->success);
-      duration_set(inference_InferResponseStatistics_mutable_fail(r, a), &e->fail);
-      duration_set(inference_InferResponseStatistics_mutable_empty_response(r, a),
-                   &e->empty_response);
-      duration_set(inference_InferResponseStatistics_mutable_cancel(r, a), &e->cancel);
-      char *key = srv_arena_alloc(a, 24);
-      snprintf(key, 24, "%llu", (unsigned long long)k);
-      inference_ModelStatistics_response_stats_set(out, upb_StringView_FromString(key), r,
-                                                   a);
-    }
-  }
-}
-
-static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
-  srv_stats_t *s = srv_model_stats(m);
-  srv_model_desc_t d;
-  srv_model_describe(m, &d);
-  inference_ModelStatistics_set_name(out, upb_StringView_FromString(d.name));
-  inference_ModelStatistics_set_version(out, upb_StringView_FromString(d.version_string));
-  inference_ModelStatistics_set_last_inference(out, srv_stat_load(&s->last_inference_ms));
-  inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
-  inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
-  if (s->sequences != NULL) sequence_stats_fill(out, s->sequences, a);
-  for (uint32_t i = 0; i < s->step_count; i++) {
-    inference_EnsembleStepStatistics *e =
-        inference_ModelStatistics_add_ensemble_step_stats(out, a);
-    if (e == NULL) SRV_FATAL("out of memory");
-    inference_EnsembleStepStatistics_set_step(e, i);
-    inference_EnsembleStepStatistics_set_model_name(
-        e, upb_StringView_FromString(s->steps[i].model_name));
-    inference_EnsembleStepStatistics_set_model_version(
-        e, upb_StringView_FromString(s->steps[i].model_version));
-    duration_set(inference_EnsembleStepStatistics_mutable_time(e, a), &s->steps[i].time);
-  }
-  inference_InferStatistics *is =
-      inference_ModelStatistics_mutable_inference_stats(out, a);
-  duration_set(inference_InferStatistics_mutable_success(is, a), &s->success);
-  duration_set(inference_InferStatistics_mutable_fail(is, a), &s->fail);
-  duration_set(inference_InferStatistics_mutable_queue(is, a), &s->queue);
-  duration_set(inference_InferStatistics_mutable_compute_input(is, a), &s->compute_input);
-  duration_set(inference_InferStatistics_mutable_compute_infer(is, a), &s->compute_infer);
-  duration_set(inference_InferStatistics_mutable_compute_output(is, a),
-               &s->compute_output);
-  duration_set(inference_InferStatistics_mutable_cache_hit(is, a), &s->cache_hit);
-  duration_set(inference_InferStatistics_mutable_cache_miss(is, a), &s->cache_miss);
-  srv_batch_stats_t *bs;
-  for (uint64_t b = 1; (bs = srv_batch_table_next(s->batches, &b)) != NULL; b++) {
-    if (srv_stat_load(&bs->compute_infer.count) == 0) continue;
-    inference_InferBatchStatistics *o = inference_ModelStatistics_add_batch_stats(out, a);
-    inference_InferBatchStatistics_set_batch_size(o, b);
-    duration_set(inference_InferBatchStatistics_mutable_compute_input(o, a),
-                 &bs->compute_input);
-    duration_set(inference_InferBatchStatistics_mutable_compute_infer(o, a),
-                 &bs->compute_infer);
-    duration_set(inference_InferBatchStatistics_mutable_compute_output(o, a),
-                 &bs->compute_output);
-  }
-  response_stats_fill(out, s, a);
-}
-
-/* All loaded versions of one entry, or just `version` (>= 0). */
-static void entry_stats(inference_ModelStatisticsResponse *reply,
-                        const srv_registry_entry_t *e, int64_t version, upb_Arena *a) {
-  for (size_t i = 0; i < e->version_count; i++) {
-    srv_model_desc_t d;
-    srv_model_describe(e->versions[i], &d);
-    if (version < 0 || d.version == version)
-      stats_fill(inference_ModelStatisticsResponse_add_model_stats(reply, a),
-                 e->versions[i], a);
-  }
-}
-
-/* The statistics alias the models' strings until the reply is serialized,
- * so one read section covers building and serializing. */
 void srv_rpc_model_statistics(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelStatisticsRequest, "ModelStatistics",
                            request, len);
-  upb_Arena *a = srv_call_arena(call);
-  srv_server_t *srv = srv_call_server(call);
-  upb_StringView name = inference_ModelStatisticsRequest_name(req);
-  upb_StringView version = inference_ModelStatisticsRequest_version(req);
-  inference_ModelStatisticsResponse *reply = inference_ModelStatisticsResponse_new(a);
-  srv_model_t *m = NULL;
-  srv_status_t *st = name.size > 0 ? srv_model_lookup(srv, name, version, &m) : NULL;
+  inference_ModelStatisticsResponse *reply;
+  srv_status_t *st = srv_view_model_statistics(
+      srv_call_server(call), inference_ModelStatisticsRequest_name(req),
+      inference_ModelStatisticsRequest_version(req), srv_call_arena(call), &reply);
   if (st != NULL) {
     srv_call_fail(call, st);
     return;
   }
-  const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);
-  if (m == NULL) {
-    for (size_t i = 0; i < srv_registry_view_count(view); i++)
-      entry_stats(reply, srv_registry_view_at(view, i), -1, a);
-  } else if (version.size == 0) {
-    const srv_registry_entry_t *e = srv_registry_view_find(view, name.data, name.size);
-    if (e != NULL) entry_stats(reply, e, -1, a);
-  } else {
-    stats_fill(inference_ModelStatisticsResponse_add_model_stats(reply, a), m, a);
-  }
   SRV_CALL_REPLY(call, inference_ModelStatisticsResponse, reply);
-  srv_registry_view_end(srv->registry);
-  if (m != NULL) srv_model_unref(m);
 }

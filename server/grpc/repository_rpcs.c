@@ -1,5 +1,5 @@
-/* Repository RPC handlers (see repository_rpcs.h). The index reads the
- * registry in a read section and lists the repositories' folders; load and
+/* Repository RPC handlers (see repository_rpcs.h). The index is views/'s
+ * (the registry and the repositories' folders); load and
  * unload are operations of the repository actor, answered when it is done
  * with them. */
 #include "server/grpc/repository_rpcs.h"
@@ -11,98 +11,23 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/core.h"
+#include "server/views/views.h"
 
 enum { MSG_REPO_OP_DONE = 0x3f0 };
-
-static void index_add(inference_RepositoryIndexResponse *reply, const char *name,
-                      const char *version, const char *state, const char *reason,
-                      upb_Arena *a) {
-  inference_RepositoryIndexResponse_ModelIndex *m =
-      inference_RepositoryIndexResponse_add_models(reply, a);
-  if (m == NULL) SRV_FATAL("out of memory");
-  /* Copies: the registry view ends before the reply is serialized. */
-  upb_StringView fields[4];
-  const char *values[4] = {name, version, state, reason};
-  for (int i = 0; i < 4; i++) {
-    size_t n = strlen(values[i]);
-    fields[i] = upb_StringView_FromDataAndSize(srv_arena_copy(a, values[i], n), n);
-  }
-  inference_RepositoryIndexResponse_ModelIndex_set_name(m, fields[0]);
-  inference_RepositoryIndexResponse_ModelIndex_set_version(m, fields[1]);
-  inference_RepositoryIndexResponse_ModelIndex_set_state(m, fields[2]);
-  inference_RepositoryIndexResponse_ModelIndex_set_reason(m, fields[3]);
-}
-
-/* The rows of one known model: each ready version, each failed version
- * with its reason, and a row for the model's own state when that is what
- * there is to say (loading, unloading, unavailable). */
-static void entry_rows(inference_RepositoryIndexResponse *reply,
-                       const srv_registry_entry_t *e, bool ready_only, upb_Arena *a) {
-  for (size_t v = 0; v < e->version_count; v++) {
-    srv_model_desc_t d;
-    srv_model_describe(e->versions[v], &d);
-    index_add(reply, e->name, d.version_string, "READY", "", a);
-  }
-  if (ready_only) return;
-  for (size_t f = 0; f < e->failure_count; f++) {
-    char version[24];
-    snprintf(version, sizeof version, "%lld", (long long)e->failures[f].version);
-    index_add(reply, e->name, version, "UNAVAILABLE", e->failures[f].reason, a);
-  }
-  bool busy =
-      e->state == SRV_MODEL_STATE_LOADING || e->state == SRV_MODEL_STATE_UNLOADING;
-  if (busy || (e->version_count == 0 && e->failure_count == 0))
-    index_add(reply, e->name, "", srv_model_state_name(e->state),
-              e->reason != NULL ? e->reason : "", a);
-}
-
-/* Every model of the registry and every folder of the repositories, sorted
- * by name, as tritonserver lists them; a folder never loaded has a row
- * with its name only. */
-static void index_fill(inference_RepositoryIndexResponse *reply, srv_server_t *srv,
-                       bool ready_only, upb_Arena *a) {
-  srv_repo_listing_t disk = {0};
-  if (!ready_only)
-    srv_repo_scan(srv->options->model_repositories, srv->options->model_repository_count,
-                  false, &disk);
-  const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);
-  size_t n = srv_registry_view_count(view), i = 0, j = 0;
-  while (i < n || j < disk.count) {
-    const srv_registry_entry_t *e = i < n ? srv_registry_view_at(view, i) : NULL;
-    const srv_repo_model_t *d = j < disk.count ? &disk.models[j] : NULL;
-    int order = e == NULL ? 1 : d == NULL ? -1 : strcmp(e->name, d->name);
-    if (order <= 0) {
-      entry_rows(reply, e, ready_only, a);
-      i++;
-      if (order == 0) j++;
-    } else {
-      index_add(reply, d->name, "", "", "", a);
-      j++;
-    }
-  }
-  srv_registry_view_end(srv->registry);
-  srv_repo_listing_free(&disk);
-}
 
 void srv_rpc_repository_index(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_RepositoryIndexRequest, "RepositoryIndex",
                            request, len);
-  upb_Arena *a = srv_call_arena(call);
-  inference_RepositoryIndexResponse *reply = inference_RepositoryIndexResponse_new(a);
-  index_fill(reply, srv_call_server(call), inference_RepositoryIndexRequest_ready(req),
-             a);
-  SRV_CALL_REPLY(call, inference_RepositoryIndexResponse, reply);
+  SRV_CALL_REPLY(call, inference_RepositoryIndexResponse,
+                 srv_view_repository_index(srv_call_server(call),
+                                           inference_RepositoryIndexRequest_ready(req),
+                                           srv_call_arena(call)));
 }
 
-/* In modes none and poll the repository decides; tritonserver refuses
- * explicit load/unload then, with this text. */
 static bool refused_by_control_mode(srv_call_t *call) {
-  if (strcmp(srv_call_server(call)->options->model_control_mode, "explicit") == 0)
-    return false;
-  srv_call_fail(call, srv_status_new(GRPC_STATUS_UNAVAILABLE,
-                                     "explicit model load / unload is not allowed if "
-                                     "polling is enabled"));
-  return true;
+  srv_status_t *st = srv_view_model_control_check(srv_call_server(call));
+  if (st != NULL) srv_call_fail(call, st);
+  return st != NULL;
 }
 
 /* ---- Operations: the call waits for the repository actor ---------------- */

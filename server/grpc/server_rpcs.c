@@ -1,16 +1,11 @@
 /* Server-wide RPC handlers (see server_rpcs.h). Run on call actors; they
- * read only the atomic server state. */
+ * read only the atomic server state; the metadata is views/'s. */
 #include "server/grpc/server_rpcs.h"
 
 #include "grpc_service.upb.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
-
-/* Triton's extension names, for what really works; more as they land. */
-const char *const srv_extensions[] = {"model_repository",
-                                      "model_repository(unload_dependents)",
-                                      "model_configuration", "sequence", "statistics"};
-const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
+#include "server/views/views.h"
 
 /* Like tritonserver: while exiting, liveness and readiness calls fail. */
 static bool fail_if_exiting(srv_call_t *call) {
@@ -49,14 +44,6 @@ void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) 
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ServerMetadataRequest, "ServerMetadata",
                            request, len);
   (void)req; /* an empty message: nothing to read */
-  upb_Arena *arena = srv_call_arena(call);
-  inference_ServerMetadataResponse *reply = inference_ServerMetadataResponse_new(arena);
-  inference_ServerMetadataResponse_set_name(reply,
-                                            upb_StringView_FromString(NEREID_NAME));
-  inference_ServerMetadataResponse_set_version(reply,
-                                               upb_StringView_FromString(NEREID_VERSION));
-  for (size_t i = 0; i < srv_extension_count; i++)
-    inference_ServerMetadataResponse_add_extensions(
-        reply, upb_StringView_FromString(srv_extensions[i]), arena);
-  SRV_CALL_REPLY(call, inference_ServerMetadataResponse, reply);
+  SRV_CALL_REPLY(call, inference_ServerMetadataResponse,
+                 srv_view_server_metadata(srv_call_arena(call)));
 }

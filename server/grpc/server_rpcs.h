@@ -11,8 +11,4 @@ void srv_rpc_server_live(srv_call_t *call, const char *request, size_t len);
 void srv_rpc_server_ready(srv_call_t *call, const char *request, size_t len);
 void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len);
 
-/** Extensions that really work, as ServerMetadata lists them. */
-extern const char *const srv_extensions[];
-extern const size_t srv_extension_count;
-
 #endif

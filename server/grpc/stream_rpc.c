@@ -54,7 +54,7 @@
 #include "server/grpc/handoff.h"
 #include "server/grpc/infer_request.h"
 #include "server/grpc/message_bytes.h"
-#include "server/grpc/model_lookup.h"
+#include "server/views/model_lookup.h"
 #include "server/grpc/stream_response.h"
 #include "server/grpc/stream_sequences.h"
 #include "server/grpc/stream_writes.h"

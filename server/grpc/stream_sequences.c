@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "server/common/log.h"
-#include "server/grpc/model_lookup.h"
+#include "server/views/model_lookup.h"
 
 struct srv_stream_seq {
   const srv_model_t *model; /* identity only: no reference, never followed */

@@ -233,6 +233,8 @@ void srv_model_describe(const srv_model_t *m, srv_model_desc_t *out) {
       .version = m->version,
       .version_string = m->version_string,
       .config = m->config,
+      .config_json = m->config_json,
+      .config_json_len = m->config_json_len,
       .max_batch_size = m->max_batch_size,
       .decoupled = m->decoupled,
       .inputs = m->inputs,

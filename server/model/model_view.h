@@ -8,6 +8,7 @@
 #define NEREID_SERVER_MODEL_MODEL_VIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model_config.upb.h"
@@ -31,6 +32,10 @@ typedef struct {
   int64_t version;
   const char *version_string; /* as the protocol spells it */
   const inference_ModelConfig *config;
+  /* The config as JSON, as TRITONBACKEND_ModelConfig and Triton's HTTP
+   * config endpoint give it (config_json.h); NUL-terminated. */
+  const char *config_json;
+  size_t config_json_len;
   int32_t max_batch_size; /* 0: the model does not batch */
   bool decoupled;
   const srv_tensor_spec_t *inputs, *outputs;

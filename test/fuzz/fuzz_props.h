@@ -9,6 +9,7 @@
 
 #include "model_config.upb.h"
 #include "server/common/status.h"
+#include "server/core/core.h"
 
 /** Reads the `len` bytes at p, as a user of them would: ASan reports any
  *  that is not there (or, with detect_stack_use_after_return, a stack
@@ -34,5 +35,11 @@ bool fuzz_model_config_check(const char *name, const inference_ModelConfig *conf
  *  fuzz_model_config_check on what it decodes, or fuzz_status_check (naming
  *  the model) on its error. */
 void fuzz_config_override_check(const char *name, const char *json, size_t len);
+
+/** What srv_load_override_parse gave, as materializing a folder relies on
+ *  it: within the file count, size and path limits, normalized relative
+ *  paths sorted and unique, files only with a config, every byte there
+ *  (fuzz_touch). */
+void fuzz_load_override_check(const srv_load_override_t *o);
 
 #endif

@@ -17,39 +17,6 @@
 #include "test/fuzz/fuzz_props.h"
 #include "upb/decode.h"
 
-/* A normalized relative path: components not empty, not "." nor "..",
- * within the depth and name limits. */
-static void path_check(const char *path) {
-  FUZZ_CHECK(path[0] != '\0' && path[0] != '/');
-  size_t depth = 0;
-  for (const char *c = path; *c != '\0';) {
-    size_t len = strcspn(c, "/");
-    FUZZ_CHECK(len > 0 && len <= SRV_LOAD_OVERRIDE_NAME_MAX);
-    FUZZ_CHECK(!(len == 1 && c[0] == '.') && !(len == 2 && c[0] == '.' && c[1] == '.'));
-    depth++;
-    c += len;
-    if (*c == '/') FUZZ_CHECK(*++c != '\0');
-  }
-  FUZZ_CHECK(depth <= SRV_LOAD_OVERRIDE_DEPTH_MAX);
-}
-
-/* The bytes alias the request's, or copies upb made of those in the last
- * 16 (its patch buffer is on the stack: they must not alias that). */
-static void override_check(const srv_load_override_t *o) {
-  FUZZ_CHECK(o->file_count <= SRV_LOAD_OVERRIDE_FILES_MAX);
-  FUZZ_CHECK(o->file_count == 0 || o->config_json != NULL);
-  FUZZ_CHECK((o->files == NULL) == (o->file_count == 0));
-  fuzz_touch(o->config_json, o->config_json_len);
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < o->file_count; i++) {
-    path_check(o->files[i].path);
-    if (i > 0) FUZZ_CHECK(strcmp(o->files[i - 1].path, o->files[i].path) < 0);
-    fuzz_touch(o->files[i].data, o->files[i].size);
-    bytes += o->files[i].size;
-  }
-  FUZZ_CHECK(bytes <= SRV_LOAD_OVERRIDE_BYTES_MAX);
-}
-
 static void load_run(const uint8_t *data, size_t size, upb_Arena *a) {
   inference_RepositoryModelLoadRequest *req = inference_RepositoryModelLoadRequest_new(a);
   if (upb_Decode((const char *)data, size, req,
@@ -73,7 +40,7 @@ static void load_run(const uint8_t *data, size_t size, upb_Arena *a) {
     fuzz_status_check(st, srv_quote(quoted, name.data, name.size));
     return;
   }
-  override_check(&o);
+  fuzz_load_override_check(&o);
   if (o.config_json != NULL)
     fuzz_config_override_check(cname, o.config_json, o.config_json_len);
 }

@@ -18,6 +18,9 @@ import health_pb2
 from calls import OK, unary
 from traffic import GONE
 
+# ModelStatistics of a churned model that is gone (views/model_views.c).
+STATS_GONE = {"INVALID_ARGUMENT": "is not available"}
+
 STABLE = ("simple", "simple_string", "simple_identity", "repeat_int32", "simple_sequence",
           "simple_dyna_sequence", "simple_string_dyna_sequence", "simple_sequence_state")
 # Folder models the churn unloads and loads again.
@@ -117,9 +120,11 @@ def reads(ctx):
     pick = rng.randrange(8)
     stub, timeout = ctx.stub, ctx.deadline(30)
     if pick == 0:
+        # Statistics of a model that is gone: Triton's text and code.
         name = model if rng.random() < 0.8 else ""
+        gone = OK if model in STABLE else dict(OK, **STATS_GONE)
         unary(ctx, "read.statistics", stub.ModelStatistics,
-              pb.ModelStatisticsRequest(name=name), timeout, accept if name else OK)
+              pb.ModelStatisticsRequest(name=name), timeout, gone if name else OK)
     elif pick == 1:
         unary(ctx, "read.metadata", stub.ModelMetadata,
               pb.ModelMetadataRequest(name=model), timeout, accept)

@@ -1,7 +1,7 @@
-/* Finding the model version that an RPC names, with Triton's wording for
+/* Finding the model version that a request names, with Triton's wording for
  * what is missing. Any thread (registry reads are lock-free). */
-#ifndef NEREID_SERVER_GRPC_MODEL_LOOKUP_H
-#define NEREID_SERVER_GRPC_MODEL_LOOKUP_H
+#ifndef NEREID_SERVER_VIEWS_MODEL_LOOKUP_H
+#define NEREID_SERVER_VIEWS_MODEL_LOOKUP_H
 
 #include "server/core/core.h"
 #include "upb/upb.h"

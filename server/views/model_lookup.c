@@ -1,5 +1,5 @@
-/* Model lookup for RPCs (see model_lookup.h). */
-#include "server/grpc/model_lookup.h"
+/* Model lookup for requests of either frontend (see model_lookup.h). */
+#include "server/views/model_lookup.h"
 
 srv_status_t *srv_model_lookup(srv_server_t *srv, upb_StringView name,
                                upb_StringView version, srv_model_t **out) {

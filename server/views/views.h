@@ -1,0 +1,61 @@
+/* The bodies of the non-inference endpoints, built once for both
+ * frontends as messages of grpc_service.proto: server metadata, model
+ * metadata, model config, statistics and the repository index. The gRPC
+ * frontend serializes them; the HTTP frontend prints them as JSON
+ * (http_views.h). Every builder runs on any thread: registry reads are
+ * lock-free sections that end before it returns, and the message is
+ * allocated in the caller's arena. */
+#ifndef NEREID_SERVER_VIEWS_VIEWS_H
+#define NEREID_SERVER_VIEWS_VIEWS_H
+
+#include <stdbool.h>
+
+#include "grpc_service.upb.h"
+#include "server/core/core.h"
+#include "upb/upb.h"
+
+/** Triton's extension names, for what really works. */
+extern const char *const srv_extensions[];
+extern const size_t srv_extension_count;
+
+/** Name, version and extensions of the server. */
+inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a);
+
+/** The metadata of model version m (the caller holds a reference).
+ *  `versions` lists m's version alone when the request named one
+ *  (named_version), else every ready version of the model, as Triton
+ *  does. Strings are copied into `a`: the message outlives m. */
+inference_ModelMetadataResponse *srv_view_model_metadata(srv_server_t *srv,
+                                                         srv_model_t *m,
+                                                         bool named_version,
+                                                         upb_Arena *a);
+
+/** m's config. The message aliases m's own config: serialize it before
+ *  dropping the reference on m. */
+inference_ModelConfigResponse *srv_view_model_config(srv_model_t *m, upb_Arena *a);
+
+/** Statistics of every version of every model (name empty), of every
+ *  ready version of one model (version empty), or of one version. A model
+ *  without a ready version, or without that version, is INVALID_ARGUMENT
+ *  with Triton's texts ("requested model '<m>' is not available",
+ *  "requested model version is not available for model '<m>'"); a
+ *  malformed version is srv_model_lookup's status. *out is NULL on error.
+ *  Strings are copied into `a`. */
+srv_status_t *srv_view_model_statistics(srv_server_t *srv, upb_StringView name,
+                                        upb_StringView version, upb_Arena *a,
+                                        inference_ModelStatisticsResponse **out);
+
+/** Every model of the registry and every folder of the repositories,
+ *  sorted by name, as tritonserver lists them (only ready versions when
+ *  ready_only). Reads the repositories' folders (blocking I/O) unless
+ *  ready_only. Strings are copied into `a`. */
+inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
+                                                             bool ready_only,
+                                                             upb_Arena *a);
+
+/** NULL when clients may load and unload models (--model-control-mode
+ *  explicit); else UNAVAILABLE with tritonserver's text: in modes none and
+ *  poll the repository decides. */
+srv_status_t *srv_view_model_control_check(const srv_server_t *srv);
+
+#endif
