@@ -24,6 +24,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/http/exchange.h"
+#include "server/views/http_views.h"
 
 /* In libh2o-evloop 2.2.5, not declared by its headers. */
 void h2o_evloop_destroy(h2o_evloop_t *loop);
@@ -363,37 +364,15 @@ void srv_http_reply_json(srv_http_exchange_t *x, int status, char *json, size_t 
   srv_http_reply(x, status, "application/json", &body);
 }
 
-/* The message as a JSON string: quotes, backslashes and control bytes
- * escaped (bytes past 0x7f pass as they are). */
-static size_t json_escape(char *out, const char *in, size_t n) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)in[i];
-    if (c == '"' || c == '\\') {
-      out[k++] = '\\';
-      out[k++] = (char)c;
-    } else if (c < 0x20) {
-      k += (size_t)sprintf(out + k, "\\u%04x", c);
-    } else {
-      out[k++] = (char)c;
-    }
-  }
-  return k;
-}
-
 void srv_http_reply_error(srv_http_exchange_t *x, int status, const char *fmt, ...) {
   char text[2048];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(text, sizeof text, fmt, ap);
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
-  char *json = malloc(len * 6 + 16);
-  if (json == NULL) SRV_FATAL("out of memory");
-  size_t k = (size_t)sprintf(json, "{\"error\":\"");
-  k += json_escape(json + k, text, len);
-  k += (size_t)sprintf(json + k, "\"}");
-  srv_http_reply_json(x, status, json, k);
+  size_t len;
+  char *json = srv_http_message_body(text, &len);
+  srv_http_reply_json(x, status, json, len);
 }
 
 srv_http_bytes_t srv_http_method(const srv_http_exchange_t *x) {

@@ -73,9 +73,6 @@ srv_status_t *srv_http_infer_encode(const srv_model_desc_t *d,
 /** Triton's HTTP status for an error code (400 where HTTP has no match). */
 int srv_http_status_of(TRITONSERVER_Error_Code code);
 
-/** The same for a status's gRPC code, through the Triton code it stands for. */
-int srv_http_status_of_grpc(grpc_status_code code);
-
 /** `{"error":"<message>"}`, escaped, NUL-terminated, in arena a. */
 const char *srv_http_error_body(const char *message, upb_Arena *a, size_t *len);
 

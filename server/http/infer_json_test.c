@@ -4,6 +4,7 @@
  * refusal with its text, classification, generate and its events, the HTTP
  * statuses and error bodies. One thread. */
 #include "server/http/infer_json.h"
+#include "server/views/http_views.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -593,11 +594,11 @@ static void test_status_and_error_body(void) {
   CHECK_EQ_U64(srv_http_status_of(TRITONSERVER_ERROR_ALREADY_EXISTS), 400);
   CHECK_EQ_U64(srv_http_status_of(TRITONSERVER_ERROR_CANCELLED), 400);
   CHECK_EQ_U64(srv_http_status_of(TRITONSERVER_ERROR_UNKNOWN), 400);
-  CHECK_EQ_U64(srv_http_status_of_grpc(GRPC_STATUS_INVALID_ARGUMENT), 400);
-  CHECK_EQ_U64(srv_http_status_of_grpc(GRPC_STATUS_NOT_FOUND), 404);
-  CHECK_EQ_U64(srv_http_status_of_grpc(GRPC_STATUS_UNAVAILABLE), 503);
-  CHECK_EQ_U64(srv_http_status_of_grpc(GRPC_STATUS_UNIMPLEMENTED), 501);
-  CHECK_EQ_U64(srv_http_status_of_grpc(GRPC_STATUS_INTERNAL), 500);
+  CHECK_EQ_U64(srv_http_code_of_grpc(GRPC_STATUS_INVALID_ARGUMENT), 400);
+  CHECK_EQ_U64(srv_http_code_of_grpc(GRPC_STATUS_NOT_FOUND), 404);
+  CHECK_EQ_U64(srv_http_code_of_grpc(GRPC_STATUS_UNAVAILABLE), 503);
+  CHECK_EQ_U64(srv_http_code_of_grpc(GRPC_STATUS_UNIMPLEMENTED), 501);
+  CHECK_EQ_U64(srv_http_code_of_grpc(GRPC_STATUS_INTERNAL), 500);
   upb_Arena *a = upb_Arena_New();
   size_t len;
   const char *body = srv_http_error_body("bad \"x\"\n", a, &len);

@@ -2,6 +2,7 @@
  * statuses (see infer_json.h). Runs on the actor that owns the request.
  * The JSON tree is jansson's (heap), dumped into the arena and freed. */
 #include "server/http/infer_json.h"
+#include "server/views/http_views.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -124,32 +125,11 @@ int srv_http_status_of(TRITONSERVER_Error_Code code) {
   }
 }
 
-int srv_http_status_of_grpc(grpc_status_code code) {
-  switch (code) {
-    case GRPC_STATUS_OK:
-      return 200;
-    case GRPC_STATUS_INTERNAL:
-      return 500;
-    case GRPC_STATUS_NOT_FOUND:
-      return 404;
-    case GRPC_STATUS_UNAVAILABLE:
-      return 503;
-    case GRPC_STATUS_UNIMPLEMENTED:
-      return 501;
-    default:
-      return 400;
-  }
-}
-
 const char *srv_http_error_body(const char *message, upb_Arena *a, size_t *len) {
-  json_t *root = json_object();
-  json_t *m = json_string(message);
-  if (m == NULL) /* not UTF-8: said without its bytes */
-    m = json_string("error message is not UTF-8 text");
-  json_object_set_new(root, "error", m);
-  const char *text;
-  srv_status_t *st = srv_json_reply_dump(root, a, &text, len);
-  json_decref(root);
-  if (st != NULL) SRV_FATAL("cannot write an error body: %s", srv_status_message(st));
-  return text;
+  char *text = srv_http_message_body(message, len);
+  char *copy = upb_Arena_Malloc(a, *len + 1);
+  if (copy == NULL) SRV_FATAL("out of memory");
+  memcpy(copy, text, *len + 1);
+  free(text);
+  return copy;
 }

@@ -11,6 +11,7 @@
 #include "server/http/exchange.h"
 #include "server/http/infer_json.h"
 #include "server/http/rest_infer.h"
+#include "server/views/http_views.h"
 
 struct srv_rest {
   srv_server_t *srv;
@@ -118,7 +119,7 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
     srv_status_t *st = srv_registry_lookup(rest->srv->registry, name.base, name.len,
                                            version.base, version.len, &m);
     if (st != NULL) {
-      srv_http_reply_error(x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+      srv_http_reply_error(x, srv_http_code_of_grpc(srv_status_code(st)), "%s",
                            srv_status_message(st));
       srv_status_free(st);
       return;

@@ -17,6 +17,7 @@
 #include "server/http/exchange.h"
 #include "server/http/generate_json.h"
 #include "server/http/infer_json.h"
+#include "server/views/http_views.h"
 
 enum { FLIGHT_SENT = 0x500, FLIGHT_DROPPED, FLIGHT_STOP };
 
@@ -59,7 +60,7 @@ static void answer_error(flight_t *f, int status, const char *message) {
 }
 
 static void answer_status(flight_t *f, srv_status_t *st) {
-  answer_error(f, srv_http_status_of_grpc(srv_status_code(st)), srv_status_message(st));
+  answer_error(f, srv_http_code_of_grpc(srv_status_code(st)), srv_status_message(st));
   srv_status_free(st);
 }
 
@@ -377,7 +378,7 @@ static srv_status_t *body_take(srv_server_t *srv, srv_http_exchange_t *x,
 /* A request refused before it went to the model: the answer, and nothing
  * of the flight is left. */
 static void refuse(flight_t *f, srv_status_t *st) {
-  srv_http_reply_error(f->x, srv_http_status_of_grpc(srv_status_code(st)), "%s",
+  srv_http_reply_error(f->x, srv_http_code_of_grpc(srv_status_code(st)), "%s",
                        srv_status_message(st));
   srv_status_free(st);
   srv_model_unref(f->model);

@@ -13,8 +13,13 @@
 #include "server/views/views.h"
 
 int srv_http_status_code(const srv_status_t *st) {
-  if (st == NULL) return 200;
-  switch (srv_status_code(st)) {
+  return st == NULL ? 200 : srv_http_code_of_grpc(srv_status_code(st));
+}
+
+int srv_http_code_of_grpc(grpc_status_code code) {
+  switch (code) {
+    case GRPC_STATUS_OK:
+      return 200;
     case GRPC_STATUS_INTERNAL:
       return 500;
     case GRPC_STATUS_NOT_FOUND:
@@ -28,9 +33,12 @@ int srv_http_status_code(const srv_status_t *st) {
   }
 }
 
-char *srv_http_error_body(const srv_status_t *st, size_t *len) {
+char *srv_http_status_body(const srv_status_t *st, size_t *len) {
+  return srv_http_message_body(srv_status_message(st), len);
+}
+
+char *srv_http_message_body(const char *msg, size_t *len) {
   json_t *o = json_object();
-  const char *msg = srv_status_message(st);
   json_t *s = o != NULL ? json_string(msg) : NULL;
   if (s == NULL && o != NULL) /* not UTF-8: a name the client sent */
     s = srv_json_string(upb_StringView_FromString(msg));
@@ -51,7 +59,7 @@ void srv_http_answer_free(srv_http_answer_t *a) {
 static void answer(srv_http_answer_t *out, srv_status_t *st, json_t *json) {
   *out = (srv_http_answer_t){.code = srv_http_status_code(st), .status = st};
   out->body =
-      st != NULL ? srv_http_error_body(st, &out->len) : srv_json_text(json, &out->len);
+      st != NULL ? srv_http_status_body(st, &out->len) : srv_json_text(json, &out->len);
   json_decref(json);
 }
 

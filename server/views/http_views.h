@@ -27,8 +27,15 @@ typedef struct {
  *  200 for NULL. */
 int srv_http_status_code(const srv_status_t *st);
 
+/** The same for a status code. */
+int srv_http_code_of_grpc(grpc_status_code code);
+
+/** {"error": "<message>"} (malloc'ed; *len its length); a message that is
+ *  not UTF-8 (a name the client sent) is kept as text JSON can carry. */
+char *srv_http_message_body(const char *message, size_t *len);
+
 /** {"error": "<st's message>"} (malloc'ed; *len its length). */
-char *srv_http_error_body(const srv_status_t *st, size_t *len);
+char *srv_http_status_body(const srv_status_t *st, size_t *len);
 
 /** Frees what an answer holds (not the struct). */
 void srv_http_answer_free(srv_http_answer_t *a);
