@@ -11,6 +11,7 @@
 #include "server/http/exchange.h"
 #include "server/http/infer_json.h"
 #include "server/http/rest_infer.h"
+#include "server/http/rest_views.h"
 #include "server/views/http_views.h"
 
 struct srv_rest {
@@ -127,6 +128,17 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
     srv_rest_infer(rest->srv, x, m, mode);
     return;
   }
+  if (r->count == at || (r->count == at + 1 &&
+                         (seg_is(r->seg[at], "config") || seg_is(r->seg[at], "stats")))) {
+    srv_rest_view_t what = r->count == at                 ? SRV_REST_METADATA
+                           : seg_is(r->seg[at], "config") ? SRV_REST_CONFIG
+                                                          : SRV_REST_STATS;
+    if (!method_is(x, "GET"))
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+    else
+      srv_rest_model_view(rest->srv, x, what, name, version);
+    return;
+  }
   if (r->count == at + 1 && seg_is(r->seg[at], "ready")) {
     if (!method_is(x, "GET"))
       srv_http_reply_error(x, 405, "Method Not Allowed");
@@ -137,17 +149,53 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
   srv_http_reply_error(x, 404, "Not Found");
 }
 
+/* /v2/repository/index, /v2/repository/models/{name}/load|unload */
+static void repository_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r) {
+  bool index = r->count == 3 && seg_is(r->seg[2], "index");
+  bool op = r->count == 5 && seg_is(r->seg[2], "models") &&
+            (seg_is(r->seg[4], "load") || seg_is(r->seg[4], "unload"));
+  if (!index && !op) {
+    srv_http_reply_error(x, 404, "Not Found");
+  } else if (!method_is(x, "POST")) {
+    srv_http_reply_error(x, 405, "Method Not Allowed");
+  } else if (index) {
+    srv_http_bytes_t body = srv_http_body(x);
+    srv_http_answer_t a;
+    srv_http_repository_index(rest->srv, body.base, body.len, &a);
+    srv_rest_answer(x, &a);
+  } else {
+    srv_rest_repository_op(rest->srv, x, seg_is(r->seg[4], "load"), r->seg[3]);
+  }
+}
+
 static void route(void *ctx, srv_http_exchange_t *x) {
   srv_rest_t *rest = ctx;
   route_t r;
-  if (!route_split(srv_http_path(x), &r) || r.count < 2 || !seg_is(r.seg[0], "v2"))
+  if (!route_split(srv_http_path(x), &r) || r.count < 1 || !seg_is(r.seg[0], "v2")) {
     srv_http_reply_error(x, 404, "Not Found");
-  else if (r.count == 3 && seg_is(r.seg[1], "health"))
+  } else if (r.count == 1) { /* GET /v2: server metadata */
+    if (!method_is(x, "GET")) {
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+      return;
+    }
+    srv_http_answer_t a;
+    srv_http_server_metadata(&a);
+    srv_rest_answer(x, &a);
+  } else if (r.count == 3 && seg_is(r.seg[1], "health")) {
     health(rest, x, r.seg[2]);
-  else if (r.count >= 3 && seg_is(r.seg[1], "models"))
+  } else if (r.count == 3 && seg_is(r.seg[1], "models") && seg_is(r.seg[2], "stats")) {
+    if (!method_is(x, "GET"))
+      srv_http_reply_error(x, 405, "Method Not Allowed");
+    else
+      srv_rest_model_view(rest->srv, x, SRV_REST_STATS, (srv_http_bytes_t){"", 0},
+                          (srv_http_bytes_t){"", 0});
+  } else if (r.count >= 3 && seg_is(r.seg[1], "models")) {
     model_route(rest, x, &r);
-  else
+  } else if (r.count >= 3 && seg_is(r.seg[1], "repository")) {
+    repository_route(rest, x, &r);
+  } else {
     srv_http_reply_error(x, 404, "Not Found");
+  }
 }
 
 srv_status_t *srv_rest_start(srv_server_t *srv, srv_rest_t **out) {

@@ -354,6 +354,63 @@ class MetricsEndpointTest(harness.ServerTestCase):
         self.assertEqual(requests.post(base + "/metrics", timeout=10).status_code, 405)
 
 
+class HttpViewsTest(harness.ServerTestCase):
+    """Metadata, config, statistics and the repository over HTTP: the same
+    builders as the gRPC side (server/views), Triton's JSON."""
+    ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0",
+            "--model-control-mode=explicit", "--load-model=simple")
+
+    def url(self, path):
+        return self.server.http_url + path
+
+    def test_server_and_model_metadata(self):
+        r = requests.get(self.url("/v2"), timeout=10)
+        self.assertEqual(r.status_code, 200)
+        self.assertEqual(r.json()["name"], "nereid")
+        self.assertIn("statistics", r.json()["extensions"])
+        m = requests.get(self.url("/v2/models/simple"), timeout=10).json()
+        self.assertEqual(m["name"], "simple")
+        self.assertEqual(m["versions"], ["1"])
+        self.assertEqual(m["inputs"][0], {"name": "INPUT0", "datatype": "INT32",
+                                          "shape": [-1, 16]})
+        r = requests.get(self.url("/v2/models/no_such_model"), timeout=10)
+        self.assertGreaterEqual(r.status_code, 400)
+        self.assertIn("no_such_model", r.json()["error"])
+
+    def test_config_and_stats(self):
+        c = requests.get(self.url("/v2/models/simple/versions/1/config"), timeout=10).json()
+        self.assertEqual((c["name"], c["backend"], c["max_batch_size"]),
+                         ("simple", "addsub", 8))
+        self.stub.ModelInfer(harness.simple_request())
+        st = requests.get(self.url("/v2/models/simple/stats"), timeout=10).json()
+        entry = st["model_stats"][0]
+        self.assertEqual(entry["name"], "simple")
+        self.assertGreaterEqual(entry["inference_stats"]["success"]["count"], 1)
+        self.assertIsInstance(entry["inference_count"], int)
+        every = requests.get(self.url("/v2/models/stats"), timeout=10).json()
+        self.assertIn("simple", [e["name"] for e in every["model_stats"]])
+
+    def test_repository_load_index_unload(self):
+        post = lambda path, **kw: requests.post(self.url(path), timeout=60, **kw)
+        r = post("/v2/repository/models/simple_identity/load")
+        self.assertEqual(r.status_code, 200, r.text)
+        ready = post("/v2/repository/index", json={"ready": True}).json()
+        self.assertIn({"name": "simple_identity", "version": "1", "state": "READY"}, ready)
+        r = post("/v2/repository/models/simple_identity/unload",
+                 json={"parameters": {"unload_dependents": False}})
+        self.assertEqual(r.status_code, 200, r.text)
+        names = [e["name"] for e in post("/v2/repository/index",
+                                          json={"ready": True}).json()]
+        self.assertNotIn("simple_identity", names)
+        r = post("/v2/repository/models/no_such_folder/load")
+        self.assertGreaterEqual(r.status_code, 400)
+        self.assertIn("no_such_folder", r.json()["error"])
+        r = post("/v2/repository/models/simple/load", data=b"{broken")
+        self.assertEqual(r.status_code, 400)
+        r = requests.get(self.url("/v2/repository/index"), timeout=10)
+        self.assertEqual(r.status_code, 405)
+
+
 class HttpStopTest(harness.ServerTestCase):
     ARGS = ("--allow-http=true", "--http-address=127.0.0.1", "--http-port=0")
 
