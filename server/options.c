@@ -107,8 +107,7 @@ static const flag_t flags[] = {
     {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
      "Serve gRPC (default true; gRPC cannot be turned off yet)."},
     {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
-     "Serve HTTP/REST (default false while the HTTP frontend is partial: health and "
-     "readiness only)."},
+     "Serve HTTP/REST, KServe v2 with Triton's extensions (default true)."},
     {"http-address", FLAG_STRING, OPT(http_address), 0, 0,
      "Address of the HTTP service (default 0.0.0.0)."},
     {"http-port", FLAG_INT, OPT(http_port), 0, 65535,
@@ -119,8 +118,7 @@ static const flag_t flags[] = {
      "Largest HTTP request body in bytes; past it the request gets 413 (default "
      "67108864)."},
     {"allow-metrics", FLAG_BOOL, OPT(allow_metrics), 0, 0,
-     "Serve Prometheus metrics at /metrics (default false while the HTTP frontend "
-     "is partial; tools/serve turns it on)."},
+     "Serve Prometheus metrics at /metrics (default true)."},
     {"allow-cpu-metrics", FLAG_BOOL, OPT(allow_cpu_metrics), 0, 0,
      "Report CPU utilization and memory (default true)."},
     {"metrics-address", FLAG_STRING, OPT(metrics_address), 0, 0,
@@ -209,6 +207,8 @@ static void options_defaults(srv_options_t *opt) {
   opt->repository_poll_secs = 15;
   opt->model_load_threads = 4;
   opt->allow_grpc = true;
+  opt->allow_http = true;
+  opt->allow_metrics = true;
   opt->model_control_mode = srv_strdup("none");
   opt->strict_readiness = true;
   opt->exit_on_error = true;

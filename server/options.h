@@ -30,12 +30,12 @@ typedef struct {
   bool strict_readiness;    /* --strict-readiness, default true */
   bool exit_on_error;       /* --exit-on-error, default true */
   bool allow_grpc;          /* --allow-grpc (only true is supported) */
-  bool allow_http;          /* --allow-http (default false until it is complete) */
+  bool allow_http;          /* --allow-http, default true */
   char *http_address;       /* --http-address, default 0.0.0.0 */
   int http_port;            /* --http-port, default 8000; 0 picks a free port */
   int http_threads;         /* --http-thread-count, default 8 */
   int http_max_input_size;  /* --http-max-input-size, bytes of a request body */
-  bool allow_metrics;       /* --allow-metrics (default false until HTTP is complete) */
+  bool allow_metrics;       /* --allow-metrics, default true */
   bool allow_cpu_metrics;   /* --allow-cpu-metrics, default true */
   char *metrics_address;    /* --metrics-address, default 0.0.0.0 */
   int metrics_port;         /* --metrics-port, default 8002; 0 picks a free port */

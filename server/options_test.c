@@ -20,7 +20,7 @@ static void defaults_match_tritonserver(void) {
   CHECK_EQ_U64(opt.exit_timeout_secs, 30);
   CHECK_EQ_U64(opt.repository_poll_secs, 15);
   CHECK_EQ_U64(opt.model_load_threads, 4);
-  CHECK(opt.allow_grpc && !opt.allow_http);
+  CHECK(opt.allow_grpc && opt.allow_http && opt.allow_metrics);
   /* tritonserver's fixed gRPC limit (INT32_MAX). */
   CHECK_EQ_U64(opt.grpc_max_receive_message_size, 2147483647);
   /* Nereid's own bounds (tritonserver has none). */

@@ -462,12 +462,10 @@ static void control_receive(h2o_multithread_receiver_t *r, h2o_linklist_t *messa
 /* How long a loop told to exit waits for its connections to close. */
 #define EXIT_DRAIN_MS 2000
 
-/* Connections, or the HTTP/2 shutdown timer that the shutdown request
- * arms, keep the context from being disposed of. */
+/* Connections keep the context from being disposed of. */
 static bool connections_left(loop_t *loop) {
   return !h2o_linklist_is_empty(&loop->ctx.http1._conns) ||
-         !h2o_linklist_is_empty(&loop->ctx.http2._conns) ||
-         h2o_timeout_is_linked(&loop->ctx.http2._graceful_shutdown_timeout);
+         !h2o_linklist_is_empty(&loop->ctx.http2._conns);
 }
 
 /* Runs until told to exit and its connections are gone (closed by the
@@ -491,6 +489,11 @@ static void *loop_main(void *arg) {
   while (connections_left(loop) && h2o_now(loop->evloop) < until)
     h2o_evloop_run(loop->evloop, 10);
   loop->leaked = connections_left(loop);
+  /* The shutdown request arms HTTP/2's one-second GOAWAY timer even with no
+   * connection: with none left it has nothing to do, and waiting for it
+   * would add a second to every stop. */
+  if (!loop->leaked && h2o_timeout_is_linked(&loop->ctx.http2._graceful_shutdown_timeout))
+    h2o_timeout_unlink(&loop->ctx.http2._graceful_shutdown_timeout);
   loop_dispose(loop);
   return NULL;
 }

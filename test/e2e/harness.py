@@ -95,9 +95,9 @@ class Server:
         self._log_lock = threading.Lock()
         self._started = threading.Event()
         self.port = None
-        self.http_port = None  # with --allow-http=true (tests pass --http-port=0)
+        self.http_port = None  # the HTTP service's (LOCAL_HTTP: a free port)
         repo = repo if repo is not None else empty_repo()
-        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0",
+        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"] + LOCAL_HTTP + [
                 "--backend-directory=" + (backends or BACKENDS)]
         if repo:
             argv.append("--model-repository=" + repo)
@@ -278,9 +278,16 @@ def empty_repo():
     return tempfile.mkdtemp(prefix="empty_repo", dir=os.environ.get("TEST_TMPDIR"))
 
 
+# Every test server listens on free ports of the loopback for HTTP and
+# metrics too (on by default, as tritonserver), with one HTTP loop unless a
+# test asks for more: tests run in parallel.
+LOCAL_HTTP = ["--http-address=127.0.0.1", "--http-port=0", "--http-thread-count=1",
+              "--metrics-address=127.0.0.1", "--metrics-port=0"]
+
+
 def run_nereid(*args, timeout=30):
     """Runs nereid to completion (for start-up errors): (code, output)."""
-    p = subprocess.run([NEREID] + list(args), stdout=subprocess.PIPE,
+    p = subprocess.run([NEREID] + LOCAL_HTTP + list(args), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=timeout * SLOW)
     return p.returncode, p.stdout.decode(errors="replace")
 

@@ -10,6 +10,7 @@ import json
 import re
 import socket
 import threading
+import time
 import unittest
 import zlib
 
@@ -332,10 +333,18 @@ class MetricsEndpointTest(harness.ServerTestCase):
         return int(m.group(1))
 
     def test_counts_match_statistics(self):
+        def stats():
+            return self.stub.ModelStatistics(harness.grpc_service_pb2.ModelStatisticsRequest(
+                name="simple")).model_stats[0]
+
+        before = stats().inference_stats.success.count
         for _ in range(25):
             self.stub.ModelInfer(harness.simple_request())
-        stats = self.stub.ModelStatistics(
-            harness.grpc_service_pb2.ModelStatisticsRequest(name="simple")).model_stats[0]
+        # The backend reports a request's statistics after its response.
+        deadline = time.time() + 10
+        while stats().inference_stats.success.count < before + 25 and time.time() < deadline:
+            time.sleep(0.01)
+        stats = stats()
         samples = self.scrape()
         labels = (("model", "simple"), ("version", "1"))
         self.assertEqual(samples[("nv_inference_request_success", labels)],

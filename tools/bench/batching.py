@@ -23,7 +23,8 @@ BATCH, COST_S = 16, 0.010
 def start_server():
     top = os.getcwd()
     proc = subprocess.Popen(
-        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0",
+        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0", "--allow-http=false",
+         "--allow-metrics=false",
          "--model-repository=" + os.path.join(top, "tools/bench/models"),
          "--backend-directory=" + os.path.join(BIN, "test/backends")],
         stderr=subprocess.PIPE)

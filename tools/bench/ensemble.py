@@ -32,7 +32,8 @@ HZ = os.sysconf("SC_CLK_TCK")
 def start_server(work):
     log = open(os.path.join(work, "nereid.log"), "wb+")
     proc = subprocess.Popen(
-        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0",
+        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0", "--allow-http=false",
+         "--allow-metrics=false",
          "--model-repository=" + EXAMPLES, "--model-control-mode=explicit",
          "--backend-directory=" + os.path.join(BIN, "backends")],
         stdout=log, stderr=subprocess.STDOUT)

@@ -75,7 +75,8 @@ class Server:
         self.log_path = os.path.join(work, "server.log")
         self.tmp = os.path.join(work, "server_tmp")  # the server's TMPDIR
         os.makedirs(self.tmp)
-        argv = [nereid, "--grpc-address=127.0.0.1", "--grpc-port=0",
+        argv = [nereid, "--grpc-address=127.0.0.1", "--grpc-port=0", "--allow-http=false",
+         "--allow-metrics=false",
                 "--model-repository=" + repo, "--backend-directory=" + backends
                 ] + list(extra_args)
         self.argv = argv
