@@ -380,9 +380,10 @@ srv_http_bytes_t srv_http_method(const srv_http_exchange_t *x) {
 }
 
 srv_http_bytes_t srv_http_path(const srv_http_exchange_t *x) {
+  /* h2o's normalized path: percent-encodings decoded, no "." or "..", no
+   * query (a model name may come encoded). */
   const h2o_req_t *r = x->req;
-  size_t len = r->query_at != SIZE_MAX ? r->query_at : r->path.len;
-  return (srv_http_bytes_t){r->path.base, len};
+  return (srv_http_bytes_t){r->path_normalized.base, r->path_normalized.len};
 }
 
 srv_http_bytes_t srv_http_query(const srv_http_exchange_t *x) {

@@ -396,7 +396,8 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   f->mode = mode;
   srv_model_describe(m, &f->desc);
   if (mode == SRV_REST_INFER && f->desc.decoupled) {
-    srv_http_reply_error(x, 400,
+    /* Triton's UNSUPPORTED, which its HTTP frontend answers 501. */
+    srv_http_reply_error(x, 501,
                          "HTTP end point doesn't support models with decoupled "
                          "transaction policy");
     srv_model_unref(m);

@@ -9,6 +9,7 @@ import http.client
 import json
 import re
 import socket
+import subprocess
 import threading
 import time
 import unittest
@@ -170,7 +171,7 @@ class HttpInferTest(harness.ServerTestCase):
             ("/v2/models/simple/infer", b'{"inputs": [{"name": "INPUT0", "datatype": '
              b'"INT32", "shape": [1, 16], "data": [1, 2]}]}', 400),
             ("/v2/models/no_such_model/infer", b"{}", None),
-            ("/v2/models/repeat_int32/infer", b"{}", 400),
+            ("/v2/models/repeat_int32/infer", b"{}", 501),
         ]
         for path, body, status in cases:
             r = self.post(path, body)
@@ -235,6 +236,59 @@ class HttpInferTest(harness.ServerTestCase):
         for t in threads:
             t.join()
         self.assertEqual(errors, [])
+
+
+class HttpClientToolsTest(harness.ServerTestCase):
+    """Debian's curl as a client, percent-encoded names, and hostile
+    headers."""
+    ARGS = ("--http-address=127.0.0.1", "--http-port=0")
+
+    def curl(self, *args):
+        p = subprocess.run(["curl", "-s", "-o", "-", "-w", "\n%{http_code}"] + list(args),
+                           stdout=subprocess.PIPE, timeout=30, check=True)
+        body, _, code = p.stdout.rpartition(b"\n")
+        return int(code), body
+
+    def test_curl_health_infer_and_metadata(self):
+        url = self.server.http_url
+        self.assertEqual(self.curl(url + "/v2/health/ready")[0], 200)
+        body = json.dumps({"inputs": [
+            {"name": n, "datatype": "INT32", "shape": [1, 16], "data": list(range(16))}
+            for n in ("INPUT0", "INPUT1")]})
+        code, out = self.curl("-X", "POST", "-d", body, url + "/v2/models/simple/infer")
+        self.assertEqual(code, 200, out)
+        outputs = {o["name"]: o["data"] for o in json.loads(out)["outputs"]}
+        self.assertEqual(outputs["OUTPUT0"], [2 * i for i in range(16)])
+        code, out = self.curl(url + "/v2/models/simple")
+        self.assertEqual((code, json.loads(out)["name"]), (200, "simple"))
+
+    def test_percent_encoded_model_name(self):
+        r = requests.get(self.server.http_url + "/v2/models/simple%5Fidentity/ready",
+                         timeout=10)
+        self.assertEqual(r.status_code, 200)
+
+    def test_oversized_headers(self):
+        """h2o bounds a request's head (about 420 KB in 2.2.5: 8 KiB plus 4 KiB
+        per header, 100 headers): past it the request is refused."""
+        s = socket.create_connection(("127.0.0.1", self.server.http_port), timeout=10)
+        try:
+            s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                      b"a" * 1000000 + b"\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        got = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except (ConnectionResetError, socket.timeout):
+            pass
+        s.close()
+        self.assertNotIn(b"HTTP/1.1 200", got)
+        r = requests.get(self.server.http_url + "/v2/health/live", timeout=10)
+        self.assertEqual(r.status_code, 200)
 
 
 class HttpGenerateTest(harness.ServerTestCase):
