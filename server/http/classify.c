@@ -65,19 +65,28 @@ static uint64_t best_untaken(TRITONSERVER_DataType t, const unsigned char *base,
  * and a 64-bit index. */
 #define CLASS_STR_MAX 64
 
-/* One "score:index" string appended at *at (room checked by the caller). */
-static void class_put(unsigned char *buf, uint64_t *at, double v, uint64_t idx) {
+/* One "score:index" string, or "score:index:label" when the output has a
+ * label for idx, appended at *at (room checked by the caller). */
+static void class_put(unsigned char *buf, uint64_t *at, double v, uint64_t idx,
+                      const char *label) {
   char s[CLASS_STR_MAX];
   int len = snprintf(s, sizeof s, fabs(v) < 1e15 ? "%f:%llu" : "%g:%llu", v,
                      (unsigned long long)idx);
   uint32_t l = len < 0 ? 0 : (uint32_t)len;
-  memcpy(buf + *at, &l, 4);
+  size_t ll = label != NULL ? strlen(label) : 0;
+  uint32_t total = l + (label != NULL ? 1 + (uint32_t)ll : 0);
+  memcpy(buf + *at, &total, 4);
   memcpy(buf + *at + 4, s, l);
-  *at += 4 + l;
+  if (label != NULL) {
+    buf[*at + 4 + l] = ':';
+    memcpy(buf + *at + 5 + l, label, ll);
+  }
+  *at += 4 + total;
 }
 
 srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, uint32_t k,
-                           upb_Arena *a, srv_classes_t *out) {
+                           const srv_tensor_spec_t *spec, upb_Arena *a,
+                           srv_classes_t *out) {
   if (!classifiable(o->datatype))
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "class result not available for output due to unsupported "
@@ -92,7 +101,14 @@ srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, u
                           o->name);
   uint64_t n = total / batch;
   uint64_t kk = k < n ? k : n;
-  unsigned char *buf = srv_arena_alloc(a, batch * kk * (4 + CLASS_STR_MAX));
+  /* Room for the longest label with each string. */
+  size_t longest = 0;
+  for (uint32_t i = 0; spec != NULL && i < spec->label_count; i++) {
+    size_t l = strlen(spec->labels[i]);
+    if (l > longest) longest = l;
+  }
+  unsigned char *buf =
+      srv_arena_alloc(a, batch * kk * (4 + CLASS_STR_MAX + (longest ? longest + 1 : 0)));
   unsigned char *taken = srv_arena_alloc(a, n ? n : 1);
   uint64_t at = 0;
   for (uint64_t b = 0; b < batch; b++) {
@@ -101,7 +117,9 @@ srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, u
     for (uint64_t j = 0; j < kk; j++) {
       uint64_t idx = best_untaken(o->datatype, base, n, taken);
       taken[idx] = 1;
-      class_put(buf, &at, value_at(o->datatype, base, idx), idx);
+      const char *label =
+          spec != NULL && idx < spec->label_count ? spec->labels[idx] : NULL;
+      class_put(buf, &at, value_at(o->datatype, base, idx), idx, label);
     }
   }
   out->bytes.base = buf;

@@ -23,6 +23,7 @@ typedef struct {
  *  batched false for a model that does not batch), highest first, ties by
  *  lower index. k is clamped to the entry's element count. In arena a. */
 srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, uint32_t k,
-                           upb_Arena *a, srv_classes_t *out);
+                           const srv_tensor_spec_t *spec, upb_Arena *a,
+                           srv_classes_t *out);
 
 #endif

@@ -66,7 +66,13 @@ static srv_status_t *output_put(const srv_model_desc_t *d,
     return tensor_put(t, o->name, o->datatype, o->shape, o->dims_count, base,
                       o->byte_size, opt->binary, parts);
   srv_classes_t c;
-  srv_status_t *st = srv_classify(o, d->max_batch_size > 0, opt->class_count, a, &c);
+  /* The config's output of that name: its labels, if any (Triton's
+   * "score:index:label"). */
+  const srv_tensor_spec_t *spec = NULL;
+  for (uint32_t i = 0; i < d->output_count && spec == NULL; i++)
+    if (strcmp(d->outputs[i].name, o->name) == 0) spec = &d->outputs[i];
+  srv_status_t *st =
+      srv_classify(o, d->max_batch_size > 0, opt->class_count, spec, a, &c);
   if (st != NULL) return st;
   return tensor_put(t, o->name, TRITONSERVER_TYPE_BYTES, c.shape, c.dims_count,
                     c.bytes.base, c.bytes.size, opt->binary, parts);

@@ -10,6 +10,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/model/config_limits.h"
+#include "server/model/labels.h"
 #include "server/sched/ensemble_graph.h"
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -117,6 +118,9 @@ static srv_status_t *check_tensors(srv_model_t *m) {
   m->outputs = upb_Arena_Malloc(m->arena, (no + 1) * sizeof *m->outputs);
   m->output_names = upb_Arena_Malloc(m->arena, (no + 1) * sizeof *m->output_names);
   if (!m->inputs || !m->outputs || !m->output_names) SRV_FATAL("out of memory");
+  /* Fields a spec may leave unset (labels) read as none. */
+  memset(m->inputs, 0, (ni + 1) * sizeof *m->inputs);
+  memset(m->outputs, 0, (no + 1) * sizeof *m->outputs);
   m->input_count = (uint32_t)ni;
   m->output_count = (uint32_t)no;
   for (size_t i = 0; i < ni; i++) {
@@ -135,6 +139,14 @@ static srv_status_t *check_tensors(srv_model_t *m) {
                   inference_ModelOutput_data_type(out[i]), dims, n, &m->outputs[i]);
     if (st != NULL) return st;
     m->output_names[i] = m->outputs[i].name;
+    upb_StringView labels = inference_ModelOutput_label_filename(out[i]);
+    if (labels.size > 0) {
+      const char **l = NULL;
+      st = srv_labels_read(m->name, m->outputs[i].name, m->dir, labels, m->arena, &l,
+                           &m->outputs[i].label_count);
+      if (st != NULL) return st;
+      m->outputs[i].labels = l;
+    }
   }
   srv_status_t *st = check_unique(m, "input", m->inputs, ni);
   return st != NULL ? st : check_unique(m, "output", m->outputs, no);

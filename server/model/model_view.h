@@ -23,6 +23,10 @@ typedef struct {
   uint32_t dims_count;
   bool optional;
   bool ragged; /* allow_ragged_batch: shapes may differ within a batch */
+  /* An output's classification labels (label_filename), one per class
+   * index; NULL and 0 without a labels file. */
+  const char *const *labels;
+  uint32_t label_count;
 } srv_tensor_spec_t;
 
 /** A loaded model version as protocols describe it. The pointers are the

@@ -7,9 +7,11 @@ several loop threads on one port, and a clean stop with connections open.
 import gzip
 import http.client
 import json
+import os
 import re
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -289,6 +291,44 @@ class HttpClientToolsTest(harness.ServerTestCase):
         self.assertNotIn(b"HTTP/1.1 200", got)
         r = requests.get(self.server.http_url + "/v2/health/live", timeout=10)
         self.assertEqual(r.status_code, 200)
+
+
+def labels_repo():
+    """An FP32 identity model whose output has a labels file, and one whose
+    labels file would lie outside its folder."""
+    root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+    for name, label_file in (("scores", "labels.txt"), ("escaping", "../labels.txt")):
+        os.makedirs(os.path.join(root, name, "1"))
+        with open(os.path.join(root, name, "config.pbtxt"), "w") as f:
+            f.write('backend: "identity"\nmax_batch_size: 0\n'
+                    'input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [4] }]\n'
+                    'output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [4] '
+                    'label_filename: "%s" }]\n' % label_file)
+    with open(os.path.join(root, "scores", "labels.txt"), "w") as f:
+        f.write("cat\ndog\r\nbird\n")  # three labels for four classes
+    return root
+
+
+class HttpClassificationTest(harness.ServerTestCase):
+    """Triton's classification extension with label_filename labels."""
+    ARGS = ("--http-address=127.0.0.1", "--http-port=0", "--exit-on-error=false")
+    REPO = labels_repo()
+
+    def test_top_k_with_labels(self):
+        body = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [4],
+                            "data": [0.1, 0.7, 0.2, 0.9]}],
+                "outputs": [{"name": "OUTPUT0", "parameters": {"classification": 3}}]}
+        r = requests.post(self.server.http_url + "/v2/models/scores/infer", json=body,
+                          timeout=30)
+        self.assertEqual(r.status_code, 200, r.text)
+        out = r.json()["outputs"][0]
+        self.assertEqual(out["datatype"], "BYTES")
+        self.assertEqual(out["data"], ["0.900000:3", "0.700000:1:dog", "0.200000:2:bird"])
+
+    def test_labels_outside_the_folder_fail_the_load(self):
+        idx = self.stub.RepositoryIndex(harness.grpc_service_pb2.RepositoryIndexRequest())
+        reasons = {m.name: m.reason for m in idx.models}
+        self.assertIn("must name a file inside the model's folder", reasons["escaping"])
 
 
 class HttpGenerateTest(harness.ServerTestCase):
