@@ -64,17 +64,23 @@ static void answer_status(flight_t *f, srv_status_t *st) {
   srv_status_free(st);
 }
 
+/* A response that ends here: one after the answer (dropped), or an error
+ * (the answer). True when r was taken. */
+static bool response_settled(flight_t *f, TRITONBACKEND_Response *r) {
+  if (f->answered) {
+    srv_response_free(r);
+    return true;
+  }
+  if (r->error == NULL) return false;
+  answer_error(f, srv_http_status_of(TRITONSERVER_ErrorCode(r->error)),
+               TRITONSERVER_ErrorMessage(r->error));
+  srv_response_free(r);
+  return true;
+}
+
 static void infer_response(flight_t *f, TRITONBACKEND_Response *r) {
-  if (f->answered) { /* a model that is not decoupled answered twice */
-    srv_response_free(r);
-    return;
-  }
-  if (r->error != NULL) {
-    answer_error(f, srv_http_status_of(TRITONSERVER_ErrorCode(r->error)),
-                 TRITONSERVER_ErrorMessage(r->error));
-    srv_response_free(r);
-    return;
-  }
+  /* A model that is not decoupled answers once; more are dropped. */
+  if (response_settled(f, r)) return;
   srv_http_infer_reply_t reply;
   srv_status_t *st =
       srv_http_infer_encode(&f->desc, f->request, &f->opts, r, f->arena, &reply);
@@ -227,16 +233,7 @@ static void on_response(flight_t *f, TRITONBACKEND_Response *r) {
   }
   /* generate: exactly one answer; a decoupled model's comes with the final
    * flag or before it, and a second one is an error. */
-  if (f->answered) {
-    srv_response_free(r);
-    return;
-  }
-  if (r->error != NULL) {
-    answer_error(f, srv_http_status_of(TRITONSERVER_ErrorCode(r->error)),
-                 TRITONSERVER_ErrorMessage(r->error));
-    srv_response_free(r);
-    return;
-  }
+  if (response_settled(f, r)) return;
   if (r->output_count > 0 && ++f->responses > 1) {
     srv_response_free(r);
     answer_error(f, 400,
