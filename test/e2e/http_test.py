@@ -485,8 +485,14 @@ class HttpViewsTest(harness.ServerTestCase):
         self.assertEqual((c["name"], c["backend"], c["max_batch_size"]),
                          ("simple", "addsub", 8))
         self.stub.ModelInfer(harness.simple_request())
-        st = requests.get(self.url("/v2/models/simple/stats"), timeout=10).json()
-        entry = st["model_stats"][0]
+        # The backend reports a request's statistics after its response.
+        deadline = time.time() + 10
+        while True:
+            st = requests.get(self.url("/v2/models/simple/stats"), timeout=10).json()
+            entry = st["model_stats"][0]
+            if entry["inference_stats"]["success"]["count"] >= 1 or time.time() > deadline:
+                break
+            time.sleep(0.01)
         self.assertEqual(entry["name"], "simple")
         self.assertGreaterEqual(entry["inference_stats"]["success"]["count"], 1)
         self.assertIsInstance(entry["inference_count"], int)
