@@ -198,13 +198,9 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_MSG_INFER_RESPONSE:
       on_response(f, (TRITONBACKEND_Response *)msg);
       break;
-    case SRV_MSG_INFER_FINAL_FLAGS: {
-      uint32_t flags = ((srv_final_msg_t *)msg)->flags;
-      srv_infer_state_unref(((srv_final_msg_t *)msg)->state);
-      act_msg_free(msg);
-      on_flags(f, flags);
+    case SRV_MSG_INFER_FINAL_FLAGS:
+      on_flags(f, srv_final_flags_take(msg));
       break;
-    }
     case SRV_MSG_INFER_RELEASED:
       on_release(self, f);
       break;

@@ -259,14 +259,9 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_MSG_INFER_RESPONSE:
       on_response(f, (TRITONBACKEND_Response *)msg);
       break;
-    case SRV_MSG_INFER_FINAL_FLAGS: {
-      bool final =
-          (((srv_final_msg_t *)msg)->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-      srv_infer_state_unref(((srv_final_msg_t *)msg)->state);
-      act_msg_free(msg);
-      if (final) on_final(f);
+    case SRV_MSG_INFER_FINAL_FLAGS:
+      if (srv_final_flags_take(msg) & TRITONSERVER_RESPONSE_COMPLETE_FINAL) on_final(f);
       break;
-    }
     case SRV_MSG_INFER_RELEASED:
       f->released = true;
       /* Nothing can answer any more when only our reference is left. */

@@ -228,6 +228,14 @@ void srv_final_flags_send(srv_infer_state_t *state, uint32_t flags) {
   srv_reorder_route(state, &m->msg);
 }
 
+uint32_t srv_final_flags_take(act_msg_t *msg) {
+  srv_final_msg_t *m = (srv_final_msg_t *)msg;
+  uint32_t flags = m->flags;
+  srv_infer_state_unref(m->state);
+  act_msg_free(msg);
+  return flags;
+}
+
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactorySendFlags(
     TRITONBACKEND_ResponseFactory *factory, const uint32_t send_flags) {
   srv_final_flags_send(factory->state, send_flags);

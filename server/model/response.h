@@ -67,6 +67,11 @@ void srv_response_free(TRITONBACKEND_Response *response);
  *  model's ordering when it preserves it). Any thread holding state. */
 void srv_final_flags_send(srv_infer_state_t *state, uint32_t flags);
 
+/** The flags of a received final-flags message (SRV_MSG_INFER_FINAL_FLAGS),
+ *  after dropping the state reference it held and freeing it: what every
+ *  owner does with one. Its state's owner_data is read before. */
+uint32_t srv_final_flags_take(act_msg_t *msg);
+
 /** Makes r lendable before anyone borrows from it: its receiver, alone
  *  with it, becomes its first holder. */
 void srv_response_lend_start(TRITONBACKEND_Response *r);

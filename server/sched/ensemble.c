@@ -470,10 +470,8 @@ static void step_response(srv_model_t *m, TRITONBACKEND_Response *r) {
 
 static void step_final_flags(srv_model_t *m, srv_final_msg_t *fm) {
   ens_step_t *x = fm->state->owner_data;
-  bool final = (fm->flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0;
-  srv_infer_state_unref(fm->state);
-  act_msg_free(&fm->msg);
-  if (final) x->answered = true;
+  if (srv_final_flags_take(&fm->msg) & TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+    x->answered = true;
   step_finish_if_done(m, x);
 }
 
