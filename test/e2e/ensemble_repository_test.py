@@ -191,8 +191,10 @@ class Explicit(EnsembleTest):
         self.check_infer("ens", 2)
         # A second load of the ensemble reloads it alone.
         self.load("ens")
+        # The log reaches the test through a reader thread: wait for the
+        # ensemble's second line before counting simple's.
+        self.assertTrue(wait_until(lambda: self.loaded_count("ens") == 2), self.server.text())
         self.assertEqual(self.loaded_count("simple"), 1)
-        self.assertEqual(self.loaded_count("ens"), 2)
         self.check_infer("ens", 2)
 
     def test_unload_of_a_step_model_unloads_the_ensemble(self):
