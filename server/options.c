@@ -117,6 +117,9 @@ static const flag_t flags[] = {
     {"http-max-input-size", FLAG_INT, OPT(http_max_input_size), 1, INT_MAX,
      "Largest HTTP request body in bytes; past it the request gets 413 (default "
      "67108864)."},
+    {"allow-client-shm", FLAG_BOOL, OPT(allow_client_shm), 0, 0,
+     "Let clients register system and CUDA shared-memory regions and use them for "
+     "tensors (default false, as Triton since 26.04)."},
     {"allow-metrics", FLAG_BOOL, OPT(allow_metrics), 0, 0,
      "Serve Prometheus metrics at /metrics (default true)."},
     {"allow-cpu-metrics", FLAG_BOOL, OPT(allow_cpu_metrics), 0, 0,

@@ -35,6 +35,7 @@ typedef struct {
   int http_port;            /* --http-port, default 8000; 0 picks a free port */
   int http_threads;         /* --http-thread-count, default 8 */
   int http_max_input_size;  /* --http-max-input-size, bytes of a request body */
+  bool allow_client_shm;    /* --allow-client-shm, default false (as Triton) */
   bool allow_metrics;       /* --allow-metrics, default true */
   bool allow_cpu_metrics;   /* --allow-cpu-metrics, default true */
   char *metrics_address;    /* --metrics-address, default 0.0.0.0 */

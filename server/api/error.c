@@ -91,6 +91,27 @@ grpc_status_code api_error_grpc_code(TRITONSERVER_Error_Code code) {
   return GRPC_STATUS_UNKNOWN;
 }
 
+TRITONSERVER_Error_Code api_error_code_from_grpc(grpc_status_code code) {
+  switch (code) {
+    case GRPC_STATUS_INVALID_ARGUMENT:
+      return TRITONSERVER_ERROR_INVALID_ARG;
+    case GRPC_STATUS_UNAVAILABLE:
+      return TRITONSERVER_ERROR_UNAVAILABLE;
+    case GRPC_STATUS_NOT_FOUND:
+      return TRITONSERVER_ERROR_NOT_FOUND;
+    case GRPC_STATUS_UNIMPLEMENTED:
+      return TRITONSERVER_ERROR_UNSUPPORTED;
+    case GRPC_STATUS_ALREADY_EXISTS:
+      return TRITONSERVER_ERROR_ALREADY_EXISTS;
+    case GRPC_STATUS_INTERNAL:
+      return TRITONSERVER_ERROR_INTERNAL;
+    case GRPC_STATUS_CANCELLED:
+      return TRITONSERVER_ERROR_CANCELLED;
+    default:
+      return TRITONSERVER_ERROR_UNKNOWN;
+  }
+}
+
 /* ---- Exported API --------------------------------------------------------- */
 
 TRITONSERVER_Error *TRITONSERVER_ErrorNew(TRITONSERVER_Error_Code code, const char *msg) {

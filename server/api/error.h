@@ -24,4 +24,8 @@ const char *api_error_code_string(TRITONSERVER_Error_Code code);
  *  INVALID_ARGUMENT, ...; UNKNOWN for a value outside the enum). */
 grpc_status_code api_error_grpc_code(TRITONSERVER_Error_Code code);
 
+/** The other way: the Triton code of a gRPC code (UNKNOWN for the codes
+ *  that Triton has no counterpart of). */
+TRITONSERVER_Error_Code api_error_code_from_grpc(grpc_status_code code);
+
 #endif

@@ -22,29 +22,7 @@ static void *grow(void *items, uint32_t count, uint32_t *cap, size_t size) {
 }
 
 TRITONSERVER_Error *srv_bls_error_from_status(srv_status_t *st) {
-  TRITONSERVER_Error_Code code;
-  switch (srv_status_code(st)) {
-    case GRPC_STATUS_INVALID_ARGUMENT:
-      code = TRITONSERVER_ERROR_INVALID_ARG;
-      break;
-    case GRPC_STATUS_UNAVAILABLE:
-      code = TRITONSERVER_ERROR_UNAVAILABLE;
-      break;
-    case GRPC_STATUS_NOT_FOUND:
-      code = TRITONSERVER_ERROR_NOT_FOUND;
-      break;
-    case GRPC_STATUS_UNIMPLEMENTED:
-      code = TRITONSERVER_ERROR_UNSUPPORTED;
-      break;
-    case GRPC_STATUS_ALREADY_EXISTS:
-      code = TRITONSERVER_ERROR_ALREADY_EXISTS;
-      break;
-    case GRPC_STATUS_INTERNAL:
-      code = TRITONSERVER_ERROR_INTERNAL;
-      break;
-    default:
-      code = TRITONSERVER_ERROR_UNKNOWN;
-  }
+  TRITONSERVER_Error_Code code = api_error_code_from_grpc(srv_status_code(st));
   TRITONSERVER_Error *err = api_error_new(code, "%s", srv_status_message(st));
   srv_status_free(st);
   return err;

@@ -32,6 +32,7 @@
 #include "server/repository/registry.h"
 #include "server/repository/repo_scan.h"
 #include "server/repository/repository.h"
+#include "server/shm/shm.h"
 #include "server/stats/batch_stats.h"
 #include "server/stats/response_stats.h"
 #include "server/stats/stats.h"

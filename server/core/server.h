@@ -16,6 +16,7 @@
 #define NEREID_VERSION "0.1.0"
 
 typedef struct srv_registry srv_registry_t;
+typedef struct srv_shm srv_shm_t;
 typedef struct srv_repository srv_repository_t;
 
 typedef enum {
@@ -29,6 +30,7 @@ typedef struct srv_server {
   act_runtime_t *runtime;
   srv_registry_t *registry;     /* lock-free reads; the repository publishes */
   srv_repository_t *repository; /* model life cycle */
+  srv_shm_t *shm;               /* clients' shared-memory regions */
   _Atomic int state;            /* srv_state_t */
   /* Set once, by srv_core_cancel when the exit timeout expired: every
    * request counts as cancelled from then on. */

@@ -13,6 +13,108 @@
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 typedef inference_ModelInferRequest_InferInputTensor input_msg_t;
+typedef inference_ModelInferRequest_InferRequestedOutputTensor output_msg_t;
+
+/* The shared-memory references a request takes while it is built, in its
+ * arena; released if the build fails, else moved to the request's state. */
+typedef struct {
+  srv_shm_t *shm;
+  srv_shm_ref_t *refs;
+  uint32_t count, cap;
+} shm_binds_t;
+
+/* A tensor's shared-memory parameters (Triton's shared-memory extension). */
+typedef struct {
+  const inference_InferParameter *region, *offset, *byte_size;
+} shm_params_t;
+
+#define SHM_REGION "shared_memory_region"
+#define SHM_OFFSET "shared_memory_offset"
+#define SHM_BYTE_SIZE "shared_memory_byte_size"
+
+/* An offset or size: int64_param as Triton has it (uint64_param too). */
+static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key,
+                              const char *tensor, uint64_t *out) {
+  switch (inference_InferParameter_parameter_choice_case(p)) {
+    case inference_InferParameter_parameter_choice_int64_param: {
+      int64_t v = inference_InferParameter_int64_param(p);
+      if (v < 0) break;
+      *out = (uint64_t)v;
+      return NULL;
+    }
+    case inference_InferParameter_parameter_choice_uint64_param:
+      *out = inference_InferParameter_uint64_param(p);
+      return NULL;
+    default:
+      break;
+  }
+  return BAD("invalid value type for '%s' parameter for tensor '%s', expected int64_param.",
+             key, tensor);
+}
+
+/* Whether the tensor names a region, with Triton's checks of the three
+ * parameters; then takes the reference into `binds`, for `output` (the
+ * model's name for it) or for an input when NULL. */
+static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
+                              const char *output, upb_Arena *arena, bool *bound) {
+  *bound = false;
+  if (p->region == NULL) {
+    if (p->byte_size != NULL || p->offset != NULL)
+      return BAD("'%s' can not be specified without '" SHM_REGION
+                 "' parameter for tensor '%s'",
+                 p->byte_size != NULL ? SHM_BYTE_SIZE : SHM_OFFSET, tensor);
+    return NULL;
+  }
+  if (inference_InferParameter_parameter_choice_case(p->region) !=
+      inference_InferParameter_parameter_choice_string_param)
+    return BAD("invalid value type for '" SHM_REGION
+               "' parameter for tensor '%s', expected string_param.",
+               tensor);
+  if (p->byte_size == NULL)
+    return BAD("'" SHM_BYTE_SIZE "' must be specified along with '" SHM_REGION
+               "' parameter for tensor '%s'",
+               tensor);
+  uint64_t offset = 0, size = 0;
+  srv_status_t *st = p->offset != NULL ? shm_uint(p->offset, SHM_OFFSET, tensor, &offset) : NULL;
+  if (st == NULL) st = shm_uint(p->byte_size, SHM_BYTE_SIZE, tensor, &size);
+  if (st != NULL) return st;
+  if (binds->count == binds->cap) {
+    uint32_t cap = binds->cap ? 2 * binds->cap : 4;
+    srv_shm_ref_t *refs = srv_arena_alloc(arena, cap * sizeof *refs);
+    if (binds->count) memcpy(refs, binds->refs, binds->count * sizeof *refs);
+    binds->refs = refs;
+    binds->cap = cap;
+  }
+  upb_StringView region = inference_InferParameter_string_param(p->region);
+  srv_shm_ref_t *ref = &binds->refs[binds->count];
+  st = srv_shm_acquire(binds->shm, region.data, region.size, offset, size, ref);
+  if (st != NULL) return st;
+  ref->output = output;
+  binds->count++;
+  *bound = true;
+  return NULL;
+}
+
+static void shm_binds_release(shm_binds_t *binds) {
+  for (uint32_t i = 0; i < binds->count; i++) srv_shm_release(&binds->refs[i]);
+  binds->count = 0;
+}
+
+static shm_params_t input_shm_params(const input_msg_t *in) {
+  shm_params_t p = {0};
+  inference_InferParameter *v;
+  if (inference_ModelInferRequest_InferInputTensor_parameters_size(in) == 0) return p;
+  if (inference_ModelInferRequest_InferInputTensor_parameters_get(
+          in, upb_StringView_FromString(SHM_REGION), &v))
+    p.region = v;
+  if (inference_ModelInferRequest_InferInputTensor_parameters_get(
+          in, upb_StringView_FromString(SHM_OFFSET), &v))
+    p.offset = v;
+  if (inference_ModelInferRequest_InferInputTensor_parameters_get(
+          in, upb_StringView_FromString(SHM_BYTE_SIZE), &v))
+    p.byte_size = v;
+  return p;
+}
 
 static uint64_t element_count(const int64_t *shape, size_t n) {
   uint64_t count = 1;
@@ -22,7 +124,8 @@ static uint64_t element_count(const int64_t *shape, size_t n) {
 
 static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d,
                                  const input_msg_t *in, const upb_StringView *raw,
-                                 upb_Arena *arena, struct TRITONBACKEND_Input *out) {
+                                 shm_binds_t *binds, upb_Arena *arena,
+                                 struct TRITONBACKEND_Input *out) {
   upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
   const srv_tensor_spec_t *spec;
   srv_status_t *st = srv_check_input_spec(m, name.data, name.size, &spec);
@@ -40,14 +143,30 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
   out->shape = shape;
   out->dims_count = (uint32_t)n;
   srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
+  memset(buf, 0, sizeof *buf);
   const inference_InferTensorContents *contents =
       inference_ModelInferRequest_InferInputTensor_contents(in);
-  if (raw != NULL && contents != NULL)
+  shm_params_t sp = input_shm_params(in);
+  bool in_shm = false;
+  if (sp.region != NULL && contents != NULL)
+    return BAD(
+        "unexpected 'content' provided when using shared memory for input tensor '%s' "
+        "for model '%s'",
+        spec->name, d->name);
+  st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
+  if (st != NULL) return st;
+  if (in_shm) {
+    const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
+    buf->base = ref->addr;
+    buf->size = ref->byte_size;
+    buf->memory_type = ref->memory_type;
+    buf->memory_type_id = ref->memory_type_id;
+  } else if (raw != NULL && contents != NULL) {
     return BAD(
         "contents field must not be specified when using raw_input_contents for '%s' "
         "for model '%s'",
         spec->name, d->name);
-  if (raw != NULL) {
+  } else if (raw != NULL) {
     buf->base = raw->data;
     buf->size = raw->size;
   } else {
@@ -62,19 +181,34 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
   return NULL;
 }
 
+/* Whether an input names a region: it then takes no raw_input_contents. */
+static bool input_in_shm(const input_msg_t *in) {
+  inference_InferParameter *v;
+  return inference_ModelInferRequest_InferInputTensor_parameters_size(in) != 0 &&
+         inference_ModelInferRequest_InferInputTensor_parameters_get(
+             in, upb_StringView_FromString(SHM_REGION), &v);
+}
+
 static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *d,
                                   const inference_ModelInferRequest *req,
-                                  upb_Arena *arena, TRITONBACKEND_Request *r) {
+                                  shm_binds_t *binds, upb_Arena *arena,
+                                  TRITONBACKEND_Request *r) {
   size_t n, nraw;
   const input_msg_t *const *in = inference_ModelInferRequest_inputs(req, &n);
   const upb_StringView *raw = inference_ModelInferRequest_raw_input_contents(req, &nraw);
-  if (nraw != 0 && nraw != n)
+  /* raw_input_contents go, in order, to the inputs not in shared memory. */
+  size_t wanting_raw = 0;
+  for (size_t i = 0; i < n; i++) wanting_raw += !input_in_shm(in[i]);
+  if (nraw != 0 && nraw != wanting_raw)
     return BAD("model '%s': %zu raw_input_contents given for %zu inputs", d->name, nraw,
-               n);
+               wanting_raw);
   r->inputs = srv_arena_alloc(arena, n * sizeof *r->inputs);
+  size_t next_raw = 0;
   for (size_t i = 0; i < n; i++) {
-    srv_status_t *st =
-        input_build(m, d, in[i], nraw ? &raw[i] : NULL, arena, &r->inputs[i]);
+    const upb_StringView *mine = NULL;
+    if (nraw != 0 && !input_in_shm(in[i])) mine = &raw[next_raw++];
+    memset(&r->inputs[i], 0, sizeof r->inputs[i]);
+    srv_status_t *st = input_build(m, d, in[i], mine, binds, arena, &r->inputs[i]);
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
@@ -84,12 +218,27 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
   return srv_check_required_inputs(m, r);
 }
 
+static shm_params_t output_shm_params(const output_msg_t *out) {
+  shm_params_t p = {0};
+  inference_InferParameter *v;
+  if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_get(
+          out, upb_StringView_FromString(SHM_REGION), &v))
+    p.region = v;
+  if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_get(
+          out, upb_StringView_FromString(SHM_OFFSET), &v))
+    p.offset = v;
+  if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_get(
+          out, upb_StringView_FromString(SHM_BYTE_SIZE), &v))
+    p.byte_size = v;
+  return p;
+}
+
 static srv_status_t *outputs_build(const srv_model_t *m, const srv_model_desc_t *d,
                                    const inference_ModelInferRequest *req,
-                                   upb_Arena *arena, TRITONBACKEND_Request *r) {
+                                   shm_binds_t *binds, upb_Arena *arena,
+                                   TRITONBACKEND_Request *r) {
   size_t n;
-  const inference_ModelInferRequest_InferRequestedOutputTensor *const *out =
-      inference_ModelInferRequest_outputs(req, &n);
+  const output_msg_t *const *out = inference_ModelInferRequest_outputs(req, &n);
   if (n == 0) { /* all of the model's outputs */
     r->outputs = (const char **)d->output_names;
     r->output_count = d->output_count;
@@ -102,13 +251,22 @@ static srv_status_t *outputs_build(const srv_model_t *m, const srv_model_desc_t 
     const char *found;
     srv_status_t *st = srv_check_output_name(m, name.data, name.size, &found);
     if (st != NULL) return st;
-    if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_size(out[i]) >
-        0)
-      return BAD(
-          "output '%s' of model '%s': output parameters (classification, shared "
-          "memory) are not supported yet",
-          found, d->name);
     r->outputs[i] = found;
+    if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_size(out[i]) == 0)
+      continue;
+    shm_params_t sp = output_shm_params(out[i]);
+    inference_InferParameter *cls;
+    if (inference_ModelInferRequest_InferRequestedOutputTensor_parameters_get(
+            out[i], upb_StringView_FromString("classification"), &cls)) {
+      if (sp.region != NULL)
+        return BAD("output can't set both '" SHM_REGION "' and 'classification'");
+      return BAD("output '%s' of model '%s': the classification parameter is not supported "
+                 "over gRPC yet",
+                 found, d->name);
+    }
+    bool bound;
+    st = shm_bind(binds, &sp, found, found, arena, &bound);
+    if (st != NULL) return st;
   }
   r->output_count = (uint32_t)n;
   return NULL;
@@ -227,16 +385,22 @@ static srv_status_t *params_read(const srv_model_desc_t *d,
 
 srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
                                       const inference_ModelInferRequest *req,
-                                      upb_Arena *arena, TRITONBACKEND_Request **out) {
+                                      srv_shm_t *shm, upb_Arena *arena,
+                                      TRITONBACKEND_Request **out, srv_shm_uses_t **uses) {
   TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
   memset(r, 0, sizeof *r);
   r->model = m;
   r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
+  shm_binds_t binds = {.shm = shm};
   srv_status_t *st = params_read(d, req, arena, r);
-  if (st == NULL) st = inputs_build(m, d, req, arena, r);
+  if (st == NULL) st = inputs_build(m, d, req, &binds, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);
-  if (st == NULL) st = outputs_build(m, d, req, arena, r);
-  if (st != NULL) return st;
+  if (st == NULL) st = outputs_build(m, d, req, &binds, arena, r);
+  if (st != NULL) {
+    shm_binds_release(&binds);
+    return st;
+  }
+  *uses = srv_shm_uses_new(binds.refs, binds.count);
   *out = r;
   return NULL;
 }

@@ -12,10 +12,13 @@
 /** Longest string `sequence_id`, in bytes: the core's bound. */
 #define SRV_GRPC_SEQUENCE_ID_MAX SRV_SEQUENCE_ID_MAX
 
-/** Builds *out in `arena`; d is m's description (srv_model_describe). On error nothing
- * needs freeing. */
+/** Builds *out in `arena`; d is m's description (srv_model_describe).
+ *  Tensors that name shared-memory regions of `shm` alias them: *uses gets
+ *  the references (NULL when none), for the request's state to own. On
+ *  error nothing needs freeing. */
 srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
                                       const inference_ModelInferRequest *req,
-                                      upb_Arena *arena, TRITONBACKEND_Request **out);
+                                      srv_shm_t *shm, upb_Arena *arena,
+                                      TRITONBACKEND_Request **out, srv_shm_uses_t **uses);
 
 #endif

@@ -116,7 +116,11 @@ static built_t build(const param_t *params, size_t n) {
                  kUpb_DecodeOption_AliasString, a) != kUpb_DecodeStatus_Ok)
     abort();
   TRITONBACKEND_Request *r = NULL;
-  srv_status_t *st = srv_infer_request_build(model, &desc, req, a, &r);
+  srv_shm_uses_t *uses = NULL;
+  srv_shm_t *shm = srv_shm_new(true);
+  srv_status_t *st = srv_infer_request_build(model, &desc, req, shm, a, &r, &uses);
+  srv_shm_uses_free(uses);
+  srv_shm_free(shm);
   memset(bytes, 'X', len); /* the received bytes are gone; the request stays */
   if (st != NULL) {
     out.code = srv_status_code(st);

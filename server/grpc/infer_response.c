@@ -69,7 +69,12 @@ inference_ModelInferResponse *srv_infer_response_encode(
         t, upb_StringView_FromString(dt ? dt : ""));
     for (uint32_t d = 0; d < o->dims_count; d++)
       inference_ModelInferResponse_InferOutputTensor_add_shape(t, o->shape[d], a);
+    /* An output in the client's shared memory is there already (see
+     * srv_response_shm_settle): its raw contents stay empty, as Triton
+     * keeps them, so that the others keep their positions. */
     upb_StringView bytes = {.data = o->buffer ? o->buffer : "", .size = o->byte_size};
+    if (r->state != NULL && srv_shm_uses_output(r->state->shm, o->name) != NULL)
+      bytes = (upb_StringView){.data = "", .size = 0};
     inference_ModelInferResponse_add_raw_output_contents(resp, bytes, a);
   }
   params_encode(resp, r, a);

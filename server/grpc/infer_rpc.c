@@ -228,8 +228,10 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
                        "one reply",
                        d.name);
   TRITONBACKEND_Request *r = NULL;
+  srv_shm_uses_t *uses = NULL;
   if (st == NULL) {
-    st = srv_infer_request_build(m, &d, req, srv_call_arena(call), &r);
+    st = srv_infer_request_build(m, &d, req, srv_call_server(call)->shm,
+                                 srv_call_arena(call), &r, &uses);
     /* A request the model refused counts as one of its failures. */
     if (st != NULL)
       srv_stats_fail(srv_model_stats(m), SRV_FAIL_OTHER, act_now_ns() - start);
@@ -248,6 +250,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->state = srv_infer_state_new(srv_call_actor(call));
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
+  r->state->shm = uses;
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
   srv_call_watch_cancel(call);

@@ -6,6 +6,7 @@
 #include "server/grpc/model_rpcs.h"
 #include "server/grpc/repository_rpcs.h"
 #include "server/grpc/server_rpcs.h"
+#include "server/grpc/shm_rpcs.h"
 
 #define INFERENCE(m) "/inference.GRPCInferenceService/" m
 #define HEALTH(m) "/grpc.health.v1.Health/" m
@@ -40,12 +41,18 @@ const srv_rpc_t srv_rpcs[] = {
      SRV_SERVE_UNARY, srv_rpc_repository_model_load, 2},
     {"RepositoryModelUnload", INFERENCE("RepositoryModelUnload"), SRV_RPC_UNARY,
      SRV_SERVE_UNARY, srv_rpc_repository_model_unload, 2},
-    TODO("SystemSharedMemoryStatus"),
-    TODO("SystemSharedMemoryRegister"),
-    TODO("SystemSharedMemoryUnregister"),
-    TODO("CudaSharedMemoryStatus"),
-    TODO("CudaSharedMemoryRegister"),
-    TODO("CudaSharedMemoryUnregister"),
+    {"SystemSharedMemoryStatus", INFERENCE("SystemSharedMemoryStatus"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_system_shm_status, 1},
+    {"SystemSharedMemoryRegister", INFERENCE("SystemSharedMemoryRegister"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_system_shm_register, 1},
+    {"SystemSharedMemoryUnregister", INFERENCE("SystemSharedMemoryUnregister"),
+     SRV_RPC_UNARY, SRV_SERVE_UNARY, srv_rpc_system_shm_unregister, 1},
+    {"CudaSharedMemoryStatus", INFERENCE("CudaSharedMemoryStatus"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_cuda_shm_status, 1},
+    {"CudaSharedMemoryRegister", INFERENCE("CudaSharedMemoryRegister"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_cuda_shm_register, 1},
+    {"CudaSharedMemoryUnregister", INFERENCE("CudaSharedMemoryUnregister"), SRV_RPC_UNARY,
+     SRV_SERVE_UNARY, srv_rpc_cuda_shm_unregister, 1},
     TODO("TraceSetting"),
     TODO("LogSettings"),
     {"Check", HEALTH("Check"), SRV_RPC_UNARY, SRV_SERVE_UNARY, srv_health_check, 2},

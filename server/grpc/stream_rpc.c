@@ -352,7 +352,9 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   srv_model_desc_t d;
   srv_model_describe(m, &d);
   TRITONBACKEND_Request *r = NULL;
-  st = srv_infer_request_build(m, &d, req, q->arena, &r);
+  srv_shm_uses_t *uses = NULL;
+  st = srv_infer_request_build(m, &d, req, srv_frontend_server(s->fe)->shm, q->arena, &r,
+                               &uses);
   if (st != NULL) {
     /* A request the model refused counts as one of its failures. */
     srv_stats_fail(srv_model_stats(m), SRV_FAIL_OTHER, act_now_ns() - start);
@@ -367,6 +369,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->owner_data = q;
   r->state->request_start_ns = start;
+  r->state->shm = uses;
   q->state = r->state;
   srv_infer_state_ref(q->state);
   q->next = s->reqs;

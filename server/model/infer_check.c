@@ -143,8 +143,10 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
                                    uint64_t *byte_size) {
   uint64_t elements = element_count(shape, n), total = 0;
   for (uint32_t i = 0; i < count; i++) total += buffers[i].size;
+  bool on_gpu = false; /* the server reads no GPU memory to check it */
+  for (uint32_t i = 0; i < count; i++) on_gpu |= buffers[i].memory_type == TRITONSERVER_MEMORY_GPU;
   if (type == TRITONSERVER_TYPE_BYTES) {
-    if (!bytes_elements_ok(buffers, count, elements))
+    if (!on_gpu && !bytes_elements_ok(buffers, count, elements))
       return BAD(
           "input '%s' for model '%s': BYTES data does not hold exactly %llu "
           "length-prefixed elements",

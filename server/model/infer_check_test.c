@@ -110,7 +110,7 @@ static void test_fixed_size_data(void) {
   model_make(&m, "m", 8);
   const int64_t shape[2] = {2, 16};
   static char data[128];
-  srv_buffer_t b[2] = {{data, 100}, {data + 100, 28}};
+  srv_buffer_t b[2] = {{.base = data, .size = 100}, {.base = data + 100, .size = 28}};
   uint64_t size = 0;
   CHECK(srv_check_input_data(&m, &inputs[0], TRITONSERVER_TYPE_INT32, shape, 2, b, 2,
                              &size) == NULL);
@@ -128,7 +128,7 @@ static void test_bytes_data(void) {
   model_make(&m, "m", 8);
   const int64_t shape[3] = {1, 1, 2}, none[3] = {1, 0, 3};
   const char ok[] = "\1\0\0\0a\2\0\0\0bc";
-  srv_buffer_t b[3] = {{ok, 3}, {ok + 3, 0}, {ok + 3, 8}};
+  srv_buffer_t b[3] = {{.base = ok, .size = 3}, {.base = ok + 3, .size = 0}, {.base = ok + 3, .size = 8}};
   uint64_t size = 0;
   CHECK(srv_check_input_data(&m, &inputs[1], TRITONSERVER_TYPE_BYTES, shape, 3, b, 3,
                              &size) == NULL);
@@ -141,7 +141,7 @@ static void test_bytes_data(void) {
                               &size),
          short_text);
   const char extra[] = "\1\0\0\0a\2\0\0\0bcX";
-  srv_buffer_t e[2] = {{extra, 11}, {extra + 11, 1}};
+  srv_buffer_t e[2] = {{.base = extra, .size = 11}, {.base = extra + 11, .size = 1}};
   expect(srv_check_input_data(&m, &inputs[1], TRITONSERVER_TYPE_BYTES, shape, 3, e, 2,
                               &size),
          short_text);

@@ -1,5 +1,8 @@
 /* TRITONBACKEND_Input accessors. Backend threads; inputs are read-only. */
+#include <stdlib.h>
+
 #include "server/api/error.h"
+#include "server/cuda/cuda.h"
 #include "server/model/request.h"
 
 TRITONSERVER_Error *TRITONBACKEND_InputProperties(
@@ -25,6 +28,33 @@ TRITONSERVER_Error *TRITONBACKEND_InputPropertiesForHostPolicy(
                                        byte_size, buffer_count);
 }
 
+/* A host copy of input's one GPU buffer, made once: for backends that
+ * read host memory only, when a client's CUDA region holds the input. */
+static TRITONSERVER_Error *staged_copy(TRITONBACKEND_Input *input, const srv_buffer_t *b) {
+  if (input->staged != NULL) return NULL;
+  void *host = malloc(b->size ? b->size : 1);
+  if (host == NULL)
+    return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
+                         "cannot allocate %llu bytes for input '%s'",
+                         (unsigned long long)b->size, input->name);
+  srv_status_t *st = srv_cuda_copy(host, TRITONSERVER_MEMORY_CPU, b->base, b->memory_type,
+                                   b->size, b->memory_type_id);
+  if (st != NULL) {
+    free(host);
+    TRITONSERVER_Error *err =
+        api_error_new(api_error_code_from_grpc(srv_status_code(st)),
+                      "input '%s' in GPU memory: %s", input->name, srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  input->staged = host;
+  return NULL;
+}
+
+/* *memory_type comes in as the caller's preference: Triton hands out the
+ * buffer as it is; Nereid does too, except that a GPU buffer asked for in
+ * host memory is copied to the host, so that every host-memory backend
+ * serves inputs in CUDA shared memory. */
 TRITONSERVER_Error *TRITONBACKEND_InputBuffer(TRITONBACKEND_Input *input,
                                               const uint32_t index, const void **buffer,
                                               uint64_t *buffer_byte_size,
@@ -34,10 +64,21 @@ TRITONSERVER_Error *TRITONBACKEND_InputBuffer(TRITONBACKEND_Input *input,
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "buffer index %u out of range: input '%s' has %u buffers", index,
                          input->name, input->buffer_count);
-  *buffer = input->buffers[index].base;
-  *buffer_byte_size = input->buffers[index].size;
-  *memory_type = TRITONSERVER_MEMORY_CPU;
-  *memory_type_id = 0;
+  const srv_buffer_t *b = &input->buffers[index];
+  if (b->memory_type == TRITONSERVER_MEMORY_GPU && *memory_type != TRITONSERVER_MEMORY_GPU &&
+      input->buffer_count == 1) {
+    TRITONSERVER_Error *err = staged_copy(input, b);
+    if (err != NULL) return err;
+    *buffer = input->staged;
+    *buffer_byte_size = b->size;
+    *memory_type = TRITONSERVER_MEMORY_CPU;
+    *memory_type_id = 0;
+    return NULL;
+  }
+  *buffer = b->base;
+  *buffer_byte_size = b->size;
+  *memory_type = b->memory_type;
+  *memory_type_id = b->memory_type_id;
   return NULL;
 }
 

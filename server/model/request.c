@@ -28,6 +28,7 @@ void srv_infer_state_unref(srv_infer_state_t *s) {
   /* Acq_rel: the last holder must see every other holder's writes. */
   if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
   if (s->model != NULL) srv_model_unref(s->model);
+  srv_shm_uses_free(s->shm);
   free(s);
 }
 
@@ -156,6 +157,10 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
   srv_request_pending_end(request); /* released without executing */
+  for (uint32_t i = 0; i < request->input_count; i++) {
+    free(request->inputs[i].staged);
+    request->inputs[i].staged = NULL;
+  }
   request->msg.kind = SRV_MSG_INFER_RELEASED;
   act_actor_t *to =
       request->release_to != NULL ? request->release_to : request->state->owner;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "actors/actor.h"
+#include "server/shm/shm.h"
 #include "triton/core/tritonbackend.h"
 
 typedef struct TRITONBACKEND_Model srv_model_t;
@@ -37,6 +38,10 @@ typedef struct srv_infer_state {
   void *owner_data;                    /* the owner's own, e.g. its per-request record */
   srv_model_t *model; /* a model reference, dropped with the state; NULL in tests */
   uint64_t request_start_ns;
+  /* The shared-memory regions the request reads its inputs from and
+   * writes its outputs to; NULL for most. Set before the request is sent,
+   * read-only after, freed with the state. */
+  srv_shm_uses_t *shm;
   /* preserve_ordering: set when the request is dispatched, then responses
    * pass through the model actor, which alone touches the rest. */
   srv_model_t *reorder;
@@ -57,10 +62,13 @@ static inline bool srv_infer_state_only_held(srv_infer_state_t *s, uint32_t held
 void srv_infer_state_ref(srv_infer_state_t *s);
 void srv_infer_state_unref(srv_infer_state_t *s);
 
-/** One contiguous piece of an input tensor's data. */
+/** One contiguous piece of an input tensor's data: host memory unless it
+ *  lies in a client's CUDA shared-memory region. */
 typedef struct {
   const void *base;
   uint64_t size;
+  TRITONSERVER_MemoryType memory_type; /* 0: TRITONSERVER_MEMORY_CPU */
+  int64_t memory_type_id;
 } srv_buffer_t;
 
 /** An input tensor (TRITONBACKEND_Input). Data is referenced, not copied. */
@@ -72,6 +80,9 @@ struct TRITONBACKEND_Input {
   uint64_t byte_size;
   const srv_buffer_t *buffers;
   uint32_t buffer_count;
+  /* A host copy of a one-buffer input in GPU memory, made the first time
+   * a backend asks for it in host memory; freed at the release. */
+  void *staged;
 };
 
 struct TRITONBACKEND_Request {

@@ -10,6 +10,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/server.h"
+#include "server/cuda/cuda.h"
 #include "server/model/model.h"
 #include "server/sched/reorder.h"
 
@@ -43,7 +44,7 @@ void srv_response_free(TRITONBACKEND_Response *r) {
     for (uint32_t i = 0; i < r->output_count; i++) {
       free(r->outputs[i].name);
       free(r->outputs[i].shape);
-      free(r->outputs[i].buffer);
+      if (!r->outputs[i].in_place) free(r->outputs[i].buffer);
     }
     free(r->outputs);
   }
@@ -135,6 +136,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
   o->shape = malloc((dims_count ? dims_count : 1) * sizeof *o->shape);
   if (o->shape == NULL) SRV_FATAL("out of memory");
   if (dims_count) memcpy(o->shape, shape, dims_count * sizeof *shape);
+  if (response->state->shm != NULL) o->shm = srv_shm_uses_output(response->state->shm, name);
   *output = o;
   return NULL;
 }
@@ -147,7 +149,27 @@ TRITONSERVER_Error *TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output *output,
   if (output->buffer != NULL)
     return api_error_new(TRITONSERVER_ERROR_ALREADY_EXISTS,
                          "output '%s' already has a buffer", output->name);
-  /* CPU memory whatever was asked: the frontend sends from host memory. */
+  const srv_shm_ref_t *shm = output->shm;
+  if (shm != NULL && buffer_byte_size > shm->byte_size)
+    return api_error_new(TRITONSERVER_ERROR_INTERNAL,
+                         "shared memory size specified with the request for output '%s' "
+                         "(%llu bytes) should be at least %llu bytes to hold the results",
+                         output->name, (unsigned long long)shm->byte_size,
+                         (unsigned long long)buffer_byte_size);
+  /* Straight into the client's region when the backend can write memory
+   * of its kind: host memory always, GPU memory when it asked for that. */
+  if (shm != NULL && (shm->memory_type == TRITONSERVER_MEMORY_CPU ||
+                      *memory_type == TRITONSERVER_MEMORY_GPU)) {
+    output->buffer = shm->addr;
+    output->in_place = true;
+    output->byte_size = buffer_byte_size;
+    *buffer = shm->addr;
+    *memory_type = shm->memory_type;
+    *memory_type_id = shm->memory_type_id;
+    return NULL;
+  }
+  /* Else CPU memory whatever was asked: the frontend sends from host
+   * memory, and srv_response_shm_settle copies to a GPU region. */
   output->buffer = malloc(buffer_byte_size ? buffer_byte_size : 1);
   if (output->buffer == NULL)
     return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
@@ -160,6 +182,45 @@ TRITONSERVER_Error *TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output *output,
   return NULL;
 }
 
+/* Why the answer cannot stand, or NULL: an output placed in a region gets
+ * there, and no region the request used faulted. */
+static srv_status_t *shm_settle(TRITONBACKEND_Response *r) {
+  const srv_shm_uses_t *uses = r->state->shm;
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    struct TRITONBACKEND_Output *o = &r->outputs[i];
+    const srv_shm_ref_t *ref = srv_shm_uses_output(uses, o->name);
+    if (ref == NULL || (o->in_place && o->buffer == ref->addr)) continue;
+    if (o->byte_size > ref->byte_size)
+      return srv_status_new(GRPC_STATUS_INTERNAL,
+                            "shared memory size specified with the request for output "
+                            "'%s' (%llu bytes) should be at least %llu bytes to hold the "
+                            "results",
+                            o->name, (unsigned long long)ref->byte_size,
+                            (unsigned long long)o->byte_size);
+    if (o->byte_size == 0) continue;
+    srv_status_t *st = srv_cuda_copy(ref->addr, ref->memory_type, o->buffer,
+                                     TRITONSERVER_MEMORY_CPU, o->byte_size,
+                                     ref->memory_type_id);
+    if (st != NULL) return st;
+  }
+  for (uint32_t i = 0; i < uses->count; i++)
+    if (srv_shm_faulted(&uses->refs[i]))
+      return srv_status_new(
+          GRPC_STATUS_INVALID_ARGUMENT,
+          "shared memory region '%s' shrank or was removed while the request used it",
+          srv_shm_region_name(uses->refs[i].region));
+  return NULL;
+}
+
+void srv_response_shm_settle(TRITONBACKEND_Response *r) {
+  if (r->state->shm == NULL || r->error != NULL) return;
+  srv_status_t *st = shm_settle(r);
+  if (st == NULL) return;
+  r->error = api_error_new(api_error_code_from_grpc(srv_status_code(st)), "%s",
+                           srv_status_message(st));
+  srv_status_free(st);
+}
+
 TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
                                                const uint32_t send_flags,
                                                TRITONSERVER_Error *error) {
@@ -168,6 +229,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
   if (error != NULL)
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
+  srv_response_shm_settle(response);
   srv_reorder_route(response->state, &response->msg);
   return NULL;
 }

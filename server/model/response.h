@@ -14,6 +14,10 @@ struct TRITONBACKEND_Output {
   uint32_t dims_count;
   void *buffer; /* NULL until TRITONBACKEND_OutputBuffer */
   uint64_t byte_size;
+  /* Where the client wants the output (a shared-memory region), if it
+   * asked; `in_place` when the buffer is the region's memory itself. */
+  const srv_shm_ref_t *shm;
+  bool in_place;
 };
 
 typedef struct {
@@ -71,6 +75,12 @@ void srv_final_flags_send(srv_infer_state_t *state, uint32_t flags);
  *  after dropping the state reference it held and freeing it: what every
  *  owner does with one. Its state's owner_data is read before. */
 uint32_t srv_final_flags_take(act_msg_t *msg);
+
+/** Puts r's outputs that the client placed in shared memory there (a copy
+ *  unless the backend wrote them in place) and checks that no region the
+ *  request used faulted; on failure r carries the error instead. Called
+ *  for every response to a frontend before it is sent. Any thread. */
+void srv_response_shm_settle(TRITONBACKEND_Response *r);
 
 /** Makes r lendable before anyone borrows from it: its receiver, alone
  *  with it, becomes its first holder. */

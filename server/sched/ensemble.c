@@ -81,6 +81,7 @@ static ens_value_t *value_of(const srv_ensemble_t *e, ens_frame_t *f, uint32_t t
 /* ---- answers to the ensemble request ---- */
 
 static void run_send(ens_run_t *run, TRITONBACKEND_Response *r) {
+  srv_response_shm_settle(r);
   srv_reorder_route(run->request->state, &r->msg);
 }
 

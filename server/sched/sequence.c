@@ -208,7 +208,7 @@ static TRITONBACKEND_Request *null_make(srv_model_t *m, srv_seq_instance_t *si,
       for (uint32_t d = 0; d < dims; d++) count *= (uint64_t)shape[d];
       size = 4 * count; /* as many empty strings; never more than the original */
     }
-    n->buffers[i] = (srv_buffer_t){n->zeros, size};
+    n->buffers[i] = (srv_buffer_t){.base = n->zeros, .size = size};
     n->inputs[i] = (struct TRITONBACKEND_Input){
         .name = src->name,
         .datatype = src->datatype,

@@ -120,7 +120,8 @@ static void server_metadata(void) {
          "{\"name\":\"nereid\",\"version\":\"" NEREID_VERSION
          "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
-         "\"model_configuration\",\"sequence\",\"statistics\"]}");
+         "\"model_configuration\",\"sequence\",\"statistics\","
+         "\"system_shared_memory\",\"cuda_shared_memory\"]}");
 }
 
 static void model_metadata(void) {

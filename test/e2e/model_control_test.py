@@ -250,7 +250,8 @@ class Explicit(ControlTest):
         md = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=RPC_TIMEOUT)
         self.assertEqual(list(md.extensions),
                          ["model_repository", "model_repository(unload_dependents)",
-                          "model_configuration", "sequence", "statistics"])
+                          "model_configuration", "sequence", "statistics",
+                          "system_shared_memory", "cuda_shared_memory"])
 
     def test_load_model_star_loads_all(self):
         self.start("--load-model=*")

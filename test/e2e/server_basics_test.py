@@ -38,7 +38,8 @@ class ServerRpcs(unittest.TestCase):
         # Only extensions that really work are listed.
         self.assertEqual(list(md.extensions),
                          ["model_repository", "model_repository(unload_dependents)",
-                          "model_configuration", "sequence", "statistics"])
+                          "model_configuration", "sequence", "statistics",
+                          "system_shared_memory", "cuda_shared_memory"])
 
     def test_health_check(self):
         health = self.server.health()
