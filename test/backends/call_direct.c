@@ -44,7 +44,7 @@ static srv_status_t *input_build(srv_model_t *m, const bt_input_t *in,
   for (uint32_t k = 0; k < in->pieces; k++) {
     uint64_t from, to;
     bt_input_piece(in, k, &from, &to);
-    if (to > from) buffers[count++] = (srv_buffer_t){in->data + from, to - from};
+    if (to > from) buffers[count++] = (srv_buffer_t){.base = in->data + from, .size = to - from};
   }
   if (st == NULL)
     st = srv_check_input_data(m, spec, in->datatype, in->shape, in->dims, buffers, count,
