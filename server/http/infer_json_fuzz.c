@@ -95,9 +95,12 @@ static void reply_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
   struct TRITONBACKEND_Output *o = upb_Arena_Malloc(a, r->output_count * sizeof *o + 1);
   for (uint32_t i = 0; i < r->output_count; i++) {
     const struct TRITONBACKEND_Input *in = &r->inputs[i % r->input_count];
-    o[i] = (struct TRITONBACKEND_Output){(char *)r->outputs[i],       in->datatype,
-                                         (int64_t *)in->shape,        in->dims_count,
-                                         (void *)in->buffers[0].base, in->byte_size};
+    o[i] = (struct TRITONBACKEND_Output){.name = (char *)r->outputs[i],
+                                         .datatype = in->datatype,
+                                         .shape = (int64_t *)in->shape,
+                                         .dims_count = in->dims_count,
+                                         .buffer = (void *)in->buffers[0].base,
+                                         .byte_size = in->byte_size};
   }
   TRITONBACKEND_Response resp;
   memset(&resp, 0, sizeof resp);
