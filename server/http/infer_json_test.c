@@ -442,14 +442,14 @@ static void test_encode_json_types(void) {
   static double f64[] = {0.5, 2};
   static char str[] = "\x02\0\0\0hi\x01\0\0\0z";
   struct TRITONBACKEND_Output o[] = {
-      {"BOOL", TRITONSERVER_TYPE_BOOL, two, 1, b, 2},
-      {"I8", TRITONSERVER_TYPE_INT8, two, 1, i8, 2},
-      {"U16", TRITONSERVER_TYPE_UINT16, two, 1, u16, 4},
-      {"I64", TRITONSERVER_TYPE_INT64, two, 1, i64, 16},
-      {"U64", TRITONSERVER_TYPE_UINT64, two, 1, u64, 16},
-      {"F32", TRITONSERVER_TYPE_FP32, two, 1, f32, 8},
-      {"F64", TRITONSERVER_TYPE_FP64, two, 1, f64, 16},
-      {"STR", TRITONSERVER_TYPE_BYTES, two, 1, str, sizeof str - 1},
+      {"BOOL", TRITONSERVER_TYPE_BOOL, two, 1, b, 2, .in_place = false},
+      {"I8", TRITONSERVER_TYPE_INT8, two, 1, i8, 2, .in_place = false},
+      {"U16", TRITONSERVER_TYPE_UINT16, two, 1, u16, 4, .in_place = false},
+      {"I64", TRITONSERVER_TYPE_INT64, two, 1, i64, 16, .in_place = false},
+      {"U64", TRITONSERVER_TYPE_UINT64, two, 1, u64, 16, .in_place = false},
+      {"F32", TRITONSERVER_TYPE_FP32, two, 1, f32, 8, .in_place = false},
+      {"F64", TRITONSERVER_TYPE_FP64, two, 1, f64, 16, .in_place = false},
+      {"STR", TRITONSERVER_TYPE_BYTES, two, 1, str, sizeof str - 1, .in_place = false},
   };
   TRITONBACKEND_Response resp = response_of(o, 8);
   srv_response_param_t params[] = {{"n", TRITONSERVER_PARAMETER_INT, {.i = 3}}};
@@ -520,25 +520,25 @@ static void encode_refused(struct TRITONBACKEND_Output *o, const char *message) 
 static void test_encode_refusals(void) {
   static int64_t two[] = {2};
   static uint16_t h[] = {0x3c00, 0};
-  struct TRITONBACKEND_Output o = {"F16", TRITONSERVER_TYPE_FP16, two, 1, h, 4};
+  struct TRITONBACKEND_Output o = {"F16", TRITONSERVER_TYPE_FP16, two, 1, h, 4, .in_place = false};
   encode_refused(&o,
                  "sending FP16 data via JSON is not supported. Please use the binary "
                  "data format for output");
   static int32_t i32[] = {1, 2};
-  o = (struct TRITONBACKEND_Output){"I32", TRITONSERVER_TYPE_INT32, two, 1, i32, 4};
+  o = (struct TRITONBACKEND_Output){"I32", TRITONSERVER_TYPE_INT32, two, 1, i32, 4, .in_place = false};
   encode_refused(&o, "output tensor shape does not match size of output for 'I32'");
   static float nan2[] = {NAN, 0};
-  o = (struct TRITONBACKEND_Output){"F32", TRITONSERVER_TYPE_FP32, two, 1, nan2, 8};
+  o = (struct TRITONBACKEND_Output){"F32", TRITONSERVER_TYPE_FP32, two, 1, nan2, 8, .in_place = false};
   encode_refused(&o,
                  "output 'F32': element 0 has no JSON form (NaN, infinity, or UINT64 "
                  "above 2^63-1); request it with binary_data");
   static char bad[] = "\x02\0\0\0hi\x09\0\0\0z";
   o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
-                                    bad,   sizeof bad - 1};
+                                    bad,   sizeof bad - 1, .in_place = false};
   encode_refused(&o, "output tensor shape does not match size of output for 'STR'");
   static char latin[] = "\x01\0\0\0\xff\x01\0\0\0z";
   o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
-                                    latin, sizeof latin - 1};
+                                    latin, sizeof latin - 1, .in_place = false};
   encode_refused(&o,
                  "output 'STR': element 0 is not UTF-8 text; request it with "
                  "binary_data");
@@ -573,7 +573,7 @@ static void test_classification(void) {
   upb_Arena_Free(a);
   static char strs[] = "\x01\0\0\0a";
   static int64_t one[] = {1};
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, one, 1, strs, 5};
+  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, one, 1, strs, 5, .in_place = false};
   TRITONBACKEND_Response r2 = response_of(&o, 1);
   names[0] = "STR";
   a = upb_Arena_New();
@@ -672,8 +672,8 @@ static void test_generate_reply(void) {
   static char text[] = "\x05\0\0\0world";
   static int32_t ids[] = {4, 5, 6};
   struct TRITONBACKEND_Output o[] = {
-      {"text_output", TRITONSERVER_TYPE_BYTES, one, 2, text, sizeof text - 1},
-      {"token_ids", TRITONSERVER_TYPE_INT32, three, 2, ids, sizeof ids},
+      {"text_output", TRITONSERVER_TYPE_BYTES, one, 2, text, sizeof text - 1, .in_place = false},
+      {"token_ids", TRITONSERVER_TYPE_INT32, three, 2, ids, sizeof ids, .in_place = false},
   };
   TRITONBACKEND_Response resp = response_of(o, 2);
   const char *out;
