@@ -548,7 +548,7 @@ static void test_classification(void) {
   static int64_t shape[] = {2, 4};
   static float probs[] = {0.1f, 0.7f, 0.2f, 0.7f, 5, 4, 3, 2};
   struct TRITONBACKEND_Output o = {"OUTPUT0",   TRITONSERVER_TYPE_FP32, shape, 2, probs,
-                                   sizeof probs};
+                                   sizeof probs, .in_place = false};
   TRITONBACKEND_Response resp = response_of(&o, 1);
   const char *names[] = {"OUTPUT0"};
   srv_http_output_opt_t opt = {.class_count = 2};
