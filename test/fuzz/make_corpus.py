@@ -238,9 +238,53 @@ def sequence_seeds():
         yield name, request("simple", inputs, params=params)
 
 
+def shm_tensor(t, region, size, offset=None, kinds=("string_param", "int64_param")):
+    setattr(t.parameters["shared_memory_region"], kinds[0], region)
+    setattr(t.parameters["shared_memory_byte_size"], kinds[1], size)
+    if offset is not None:
+        t.parameters["shared_memory_offset"].int64_param = offset
+    return t
+
+
+def shm_seeds():
+    """Tensors in the target's one region, "fuzz_region" (4096 bytes)."""
+    def simple(in1, outputs=(), raw=None):
+        r = gs.ModelInferRequest(model_name="simple")
+        r.inputs.extend([shm_tensor(tensor("INPUT0", "INT32", [1, 16]), "fuzz_region", 64),
+                         in1])
+        if raw is not None:
+            r.raw_input_contents.extend(raw)
+        for name, region, size, offset in outputs:
+            shm_tensor(r.outputs.add(name=name), region, size, offset)
+        return r.SerializeToString(deterministic=True)
+
+    raw16 = struct.pack("<16i", *range(16))
+    yield "shm_inputs_outputs", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), "fuzz_region", 64, 64),
+        outputs=[("OUTPUT0", "fuzz_region", 64, 128), ("OUTPUT1", "fuzz_region", 64, 192)])
+    yield "shm_mixed_raw", simple(tensor("INPUT1", "INT32", [1, 16]), raw=[raw16])
+    yield "shm_unknown_region", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), "nope", 64))
+    yield "shm_offset_past_end", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), "fuzz_region", 64, 4090))
+    yield "shm_size_mismatch", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), "fuzz_region", 60))
+    yield "shm_wrong_types", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), 7, "64",
+                   kinds=("int64_param", "string_param")))
+    yield "shm_output_too_small", simple(
+        shm_tensor(tensor("INPUT1", "INT32", [1, 16]), "fuzz_region", 64, 64),
+        outputs=[("OUTPUT0", "fuzz_region", 8, 0)])
+    t = tensor("TEXT", "BYTES", [1, 2])
+    r = gs.ModelInferRequest(model_name="strings")
+    r.inputs.extend([shm_tensor(t, "fuzz_region", 12, 0),
+                     tensor("FLAGS", "BOOL", [1, 2], ("bool_contents", [True, False]))])
+    yield "shm_bytes", r.SerializeToString(deterministic=True)
+
+
 def infer_request_seeds():
     for gen in (simple_seeds, strings_seeds, types_seeds, ragged_seeds, flat_seeds,
-                lookup_seeds, sequence_seeds):
+                lookup_seeds, sequence_seeds, shm_seeds):
         for name, data in gen():
             write("infer_request", name, data)
 
