@@ -193,19 +193,23 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputs(
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputData(
     TRITONSERVER_InferenceRequest *r, const char *name, const void *base,
     size_t byte_size, TRITONSERVER_MemoryType memory_type, int64_t memory_type_id) {
-  (void)memory_type_id;
   srv_bls_input_t *in = input_find(r, name);
   if (in == NULL) return no_such_input(name);
   if (memory_type != TRITONSERVER_MEMORY_CPU &&
-      memory_type != TRITONSERVER_MEMORY_CPU_PINNED)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "input '%s': data in %s memory is not supported by Nereid yet; "
-                         "only CPU memory is",
-                         name, TRITONSERVER_MemoryTypeString(memory_type));
+      memory_type != TRITONSERVER_MEMORY_CPU_PINNED && memory_type != TRITONSERVER_MEMORY_GPU)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "input '%s': unknown memory type %d",
+                         name, (int)memory_type);
   if (byte_size == 0) return NULL; /* as Triton: an empty piece adds no buffer */
   in->buffers = grow(in->buffers, in->buffer_count, &in->buffer_cap, sizeof *in->buffers);
-  in->buffers[in->buffer_count].base = base;
-  in->buffers[in->buffer_count].size = byte_size;
+  /* GPU data is passed on as it is: the receiving backend reads it where
+   * it lies, or gets a host copy (TRITONBACKEND_InputBuffer). */
+  in->buffers[in->buffer_count] =
+      (srv_buffer_t){.base = base,
+                     .size = byte_size,
+                     .memory_type = memory_type == TRITONSERVER_MEMORY_GPU
+                                        ? TRITONSERVER_MEMORY_GPU
+                                        : TRITONSERVER_MEMORY_CPU,
+                     .memory_type_id = memory_type == TRITONSERVER_MEMORY_GPU ? memory_type_id : 0};
   in->buffer_count++;
   return NULL;
 }

@@ -9,6 +9,7 @@
 #include "server/bls/bls.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
+#include "server/cuda/cuda.h"
 #include "server/model/response.h"
 
 typedef struct {
@@ -87,13 +88,17 @@ static TRITONSERVER_Error *output_copy(const srv_bls_origin_t *o,
                          "response allocator gave no buffer for the %zu bytes of output "
                          "'%s' of model '%s'",
                          to->byte_size, to->name, o->model->name);
-  if (to->memory_type == TRITONSERVER_MEMORY_GPU)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "response allocator placed output '%s' of model '%s' in GPU "
-                         "memory; Nereid fills output buffers in host memory only",
-                         to->name, o->model->name);
-  memcpy(to->buffer, from->buffer, to->byte_size);
-  return NULL;
+  /* Wherever the allocator put it: GPU memory through the CUDA runtime. */
+  srv_status_t *st = srv_cuda_copy(to->buffer, to->memory_type, from->buffer,
+                                   TRITONSERVER_MEMORY_CPU, to->byte_size,
+                                   to->memory_type_id);
+  if (st == NULL) return NULL;
+  TRITONSERVER_Error *copy_err =
+      api_error_new(api_error_code_from_grpc(srv_status_code(st)),
+                    "output '%s' of model '%s': %s", to->name, o->model->name,
+                    srv_status_message(st));
+  srv_status_free(st);
+  return copy_err;
 }
 
 static bool requested(const srv_bls_origin_t *o, const char *name) {

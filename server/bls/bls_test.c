@@ -333,9 +333,9 @@ static void test_refused_requests(void) {
   expect_error(TRITONSERVER_InferenceRequestAppendInputData(r, "NOPE", c.in1, 4,
                                                             TRITONSERVER_MEMORY_CPU, 0),
                TRITONSERVER_ERROR_INVALID_ARG, "input 'NOPE' does not exist in request");
-  expect_error(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, 4,
-                                                            TRITONSERVER_MEMORY_GPU, 0),
-               TRITONSERVER_ERROR_UNSUPPORTED, "GPU");
+  expect_error(TRITONSERVER_InferenceRequestAppendInputData(
+                   r, "INPUT1", c.in1, 4, (TRITONSERVER_MemoryType)99, 0),
+               TRITONSERVER_ERROR_INVALID_ARG, "unknown memory type 99");
   /* Everything put right, it flies. */
   OK(TRITONSERVER_ServerInferAsync(server(), r, NULL));
   REQUIRE(call_wait(&c));
@@ -602,9 +602,12 @@ static void test_response_conversion(void) {
   r = backend_response(&fake);
   resp = srv_bls_response_make(&o, r);
   srv_response_free(r);
+  /* Copied with the CUDA runtime, which fails here: no GPU, or (with one)
+   * no device memory at that host address. */
   err = TRITONSERVER_InferenceResponseError(resp);
   REQUIRE(err != NULL);
-  CHECK_EQ_U64(TRITONSERVER_ErrorCode(err), TRITONSERVER_ERROR_UNSUPPORTED);
+  CHECK(strstr(TRITONSERVER_ErrorMessage(err), "output 'OUTPUT0'") != NULL ||
+        strstr(TRITONSERVER_ErrorMessage(err), "output '") != NULL);
   OK(TRITONSERVER_InferenceResponseDelete(resp));
   OK(TRITONSERVER_ResponseAllocatorDelete(bad));
   srv_infer_state_unref(fake.state);

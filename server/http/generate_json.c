@@ -64,6 +64,7 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  TRITONBACKEND_Request *r) {
   r->inputs =
       srv_arena_alloc(arena, (d->input_count ? d->input_count : 1) * sizeof *r->inputs);
+  memset(r->inputs, 0, (d->input_count ? d->input_count : 1) * sizeof *r->inputs);
   for (uint32_t i = 0; i < d->input_count; i++) {
     const json_t *v = json_object_get(root, d->inputs[i].name);
     if (v == NULL) continue;

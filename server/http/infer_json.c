@@ -134,6 +134,7 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
   if (!json_is_array(inputs)) return BAD("Unable to parse 'inputs'");
   size_t n = json_array_size(inputs);
   r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
+  memset(r->inputs, 0, (n ? n : 1) * sizeof *r->inputs);
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st =
         input_read(m, d, json_array_get(inputs, i), bin, arena, &r->inputs[i]);
