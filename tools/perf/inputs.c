@@ -1,5 +1,6 @@
 /* Request building (see inputs.h): input shapes, random and zero data,
- * batching of entries, and the upb encoding of each request. */
+ * batching of entries, the upb encoding of each request, and with
+ * --shared-memory system the tensors' places in their regions. */
 #include "tools/perf/inputs_internal.h"
 
 #include <stdio.h>

@@ -18,8 +18,8 @@ void perf_report_header(FILE *f, const perf_options_t *o, const perf_model_t *m,
           o->interval_ms, o->stability_pct, o->max_trials);
   if (o->shared_memory == PERF_SHM_SYSTEM)
     fprintf(f,
-            "  shared memory: system, a region per input and per output (%llu bytes "
-            "each)\n",
+            "  shared memory: system, a region per input, one of %llu bytes per "
+            "output\n",
             (unsigned long long)o->output_shm_size);
   if (!m->sequence) return;
   unsigned spread = o->seq_length * o->seq_variation / 100;
