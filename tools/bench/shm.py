@@ -9,7 +9,6 @@ Args: BIN ROUNDS WINDOW_MS."""
 import csv
 import glob
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -22,41 +21,15 @@ sys.path.insert(0, os.path.join(BIN, "proto"))
 import grpc  # noqa: E402
 import grpc_service_pb2 as pb  # noqa: E402
 import grpc_service_pb2_grpc as pb_grpc  # noqa: E402
+import nereid_proc  # noqa: E402
 
 MODEL = "identity_4m"
 TENSOR = 4 << 20  # bytes each way
 MODELS = os.path.abspath("tools/bench/models")
-HZ = os.sysconf("SC_CLK_TCK")
 CONCS = (1, 4)
 # nereid-perf's flags per mode: the tensor in the messages, or in regions.
 MODES = {"payload": ["--shared-memory", "none"],
          "shm": ["--shared-memory", "system", "--output-shared-memory-size", str(TENSOR)]}
-
-
-def start_server(work):
-    log = open(os.path.join(work, "nereid.log"), "wb+")
-    proc = subprocess.Popen(
-        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0",
-         "--allow-http=false", "--allow-metrics=false", "--allow-client-shm=true",
-         "--model-repository=" + MODELS, "--model-control-mode=explicit",
-         "--backend-directory=" + os.path.join(BIN, "backends")],
-        stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        log.seek(0)
-        m = re.search(rb"Started GRPCInferenceService at (\S+):(\d+)", log.read())
-        if m:
-            return proc, "127.0.0.1:%s" % m.group(2).decode()
-        if proc.poll() is not None:
-            break
-        subprocess.run(["sleep", "0.1"])
-    log.seek(0)
-    raise SystemExit("nereid did not start:\n" + log.read().decode(errors="replace"))
-
-
-def server_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
 
 
 def success(stub):
@@ -95,9 +68,9 @@ def num(text):
 
 
 def run(server, stub, address, mode, conc, window_ms, work):
-    s0, t0 = success(stub), server_ticks(server.pid)
+    s0, t0 = success(stub), nereid_proc.cpu_ticks(server.pid)
     row, cli_s, pid = perf(address, mode, conc, window_ms, work)
-    t1, s1 = server_ticks(server.pid), success(stub)
+    t1, s1 = nereid_proc.cpu_ticks(server.pid), success(stub)
     check_clean(stub, pid)
     n = max(s1.count - s0.count, 1)
     rps = float(row["Inferences/Second"])
@@ -111,7 +84,7 @@ def run(server, stub, address, mode, conc, window_ms, work):
             # Where the server's time goes (reported windows, from nereid-perf).
             "infer_us": num(row["Server Compute Infer"]),
             "out_us": num(row["Server Compute Output"]),
-            "srv_cpu_us": (t1 - t0) * 1e6 / HZ / n, "cli_cpu_us": cli_s * 1e6 / n}
+            "srv_cpu_us": (t1 - t0) * 1e6 / nereid_proc.HZ / n, "cli_cpu_us": cli_s * 1e6 / n}
 
 
 COLS = ("mode", "c", "rps", "gib_s", "avg", "p50", "p99", "srv_us", "infer_us", "out_us",
@@ -127,7 +100,9 @@ def show(r, rnd=""):
 
 def main():
     work = tempfile.mkdtemp(prefix="shm_bench")
-    server, address = start_server(work)
+    server, address = nereid_proc.start(BIN, work, "--allow-client-shm=true",
+                                        "--model-repository=" + MODELS,
+                                        "--model-control-mode=explicit")
     try:
         stub = pb_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address))
         stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=MODEL), timeout=60)
