@@ -26,6 +26,8 @@ def start_server():
         [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0", "--allow-http=false",
          "--allow-metrics=false",
          "--model-repository=" + os.path.join(top, "tools/bench/models"),
+         # Only fixed_cost: the others there want the built-in backends.
+         "--model-control-mode=explicit", "--load-model=fixed_cost",
          "--backend-directory=" + os.path.join(BIN, "test/backends")],
         stderr=subprocess.PIPE)
     for line in proc.stderr:

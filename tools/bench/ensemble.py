@@ -9,7 +9,6 @@ Args: BIN ROUNDS WINDOW_MS LATENCY_MS CONCURRENCY."""
 
 import csv
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -23,36 +22,10 @@ sys.path.insert(0, os.path.join(BIN, "proto"))
 import grpc  # noqa: E402
 import grpc_service_pb2 as pb  # noqa: E402
 import grpc_service_pb2_grpc as pb_grpc  # noqa: E402
+import nereid_proc  # noqa: E402
 
 SIMPLE, ENSEMBLE = "simple", "simple_ensemble"
 EXAMPLES = os.path.abspath("examples/models")
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-def start_server(work):
-    log = open(os.path.join(work, "nereid.log"), "wb+")
-    proc = subprocess.Popen(
-        [os.path.join(BIN, "server/nereid"), "--grpc-address=127.0.0.1", "--grpc-port=0", "--allow-http=false",
-         "--allow-metrics=false",
-         "--model-repository=" + EXAMPLES, "--model-control-mode=explicit",
-         "--backend-directory=" + os.path.join(BIN, "backends")],
-        stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        log.seek(0)
-        m = re.search(rb"Started GRPCInferenceService at (\S+):(\d+)", log.read())
-        if m:
-            return proc, "127.0.0.1:%s" % m.group(2).decode()
-        if proc.poll() is not None:
-            break
-        subprocess.run(["sleep", "0.1"])
-    log.seek(0)
-    raise SystemExit("nereid did not start:\n" + log.read().decode(errors="replace"))
-
-
-def server_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
 
 
 def success(stub, model):
@@ -74,9 +47,9 @@ def perf(address, model, mode, conc, window_ms, work):
 
 
 def run(server, stub, address, model, mode, conc, window_ms, work):
-    s0, t0 = success(stub, model), server_ticks(server.pid)
+    s0, t0 = success(stub, model), nereid_proc.cpu_ticks(server.pid)
     row = perf(address, model, mode, conc, window_ms, work)
-    t1, s1 = server_ticks(server.pid), success(stub, model)
+    t1, s1 = nereid_proc.cpu_ticks(server.pid), success(stub, model)
     n = max(s1.count - s0.count, 1)
     return {"model": model, "mode": mode, "c": conc,
             "rps": float(row["Inferences/Second"]), "p50": float(row["p50 Latency"]),
@@ -84,7 +57,8 @@ def run(server, stub, address, model, mode, conc, window_ms, work):
             "errors": int(row["Errors"]), "stable": row["Stable"],
             # Server side: its CPU and its own time per request (the
             # ensemble's entry covers the whole run, steps included).
-            "srv_cpu_us": (t1 - t0) * 1e6 / HZ / n, "srv_us": (s1.ns - s0.ns) / 1e3 / n}
+            "srv_cpu_us": (t1 - t0) * 1e6 / nereid_proc.HZ / n,
+            "srv_us": (s1.ns - s0.ns) / 1e3 / n}
 
 
 COLS = ("model", "mode", "c", "rps", "avg", "p50", "p99", "srv_us", "srv_cpu_us", "errors",
@@ -100,7 +74,8 @@ def main():
     if not os.path.isdir(os.path.join(EXAMPLES, ENSEMBLE)):
         raise SystemExit("no examples/models/%s" % ENSEMBLE)
     work = tempfile.mkdtemp(prefix="ens_bench")
-    server, address = start_server(work)
+    server, address = nereid_proc.start(BIN, work, "--model-repository=" + EXAMPLES,
+                                        "--model-control-mode=explicit")
     try:
         stub = pb_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address))
         for model in (SIMPLE, ENSEMBLE):  # the composing model first

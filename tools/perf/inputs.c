@@ -1,5 +1,6 @@
 /* Request building (see inputs.h): input shapes, random and zero data,
- * batching of entries, and the upb encoding of each request. */
+ * batching of entries, the upb encoding of each request, and with
+ * --shared-memory system the tensors' places in their regions. */
 #include "tools/perf/inputs_internal.h"
 
 #include <stdio.h>
@@ -196,9 +197,73 @@ static bool batch_data(const perf_model_t *m, const perf_entries_t *es, size_t f
   return true;
 }
 
+/* --shared-memory system: input i's region (holding its data for every
+ * request, one after another) and where the next request's goes; each
+ * output's region, which every request names (concurrent requests write
+ * over one another there, as with perf_analyzer: the data is not read). */
+typedef struct {
+  perf_shm_region_t **inputs; /* m->ninputs */
+  size_t *at;
+  perf_shm_region_t **outputs; /* m->noutputs */
+} shm_layout_t;
+
+#define PARAM_SETTER(fn, type)                                                          \
+  static void fn(type *t, const char *key, inference_InferParameter *p, upb_Arena *a) { \
+    if (!type##_parameters_set(t, upb_StringView_FromString(key), p, a))                \
+      PERF_FATAL("out of memory");                                                      \
+  }
+PARAM_SETTER(input_param_set, inference_ModelInferRequest_InferInputTensor)
+PARAM_SETTER(output_param_set, inference_ModelInferRequest_InferRequestedOutputTensor)
+
+static inference_InferParameter *param_new(upb_Arena *a) {
+  inference_InferParameter *p = inference_InferParameter_new(a);
+  if (p == NULL) PERF_FATAL("out of memory");
+  return p;
+}
+
+static inference_InferParameter *string_param(upb_Arena *a, const char *s) {
+  inference_InferParameter *p = param_new(a);
+  inference_InferParameter_set_string_param(p, upb_StringView_FromString(s));
+  return p;
+}
+
+static inference_InferParameter *int64_param(upb_Arena *a, uint64_t v) {
+  inference_InferParameter *p = param_new(a);
+  inference_InferParameter_set_int64_param(p, (int64_t)v);
+  return p;
+}
+
+/* Input i's data goes to the next place of its region; the tensor says where. */
+static void shm_input(shm_layout_t *l, size_t i, upb_StringView data,
+                      inference_ModelInferRequest_InferInputTensor *in, upb_Arena *a) {
+  perf_shm_region_t *r = l->inputs[i];
+  if (l->at[i] + data.size > r->size) PERF_FATAL("input data past its region");
+  memcpy(r->map + l->at[i], data.data, data.size);
+  input_param_set(in, "shared_memory_region", string_param(a, r->name), a);
+  input_param_set(in, "shared_memory_byte_size", int64_param(a, data.size), a);
+  input_param_set(in, "shared_memory_offset", int64_param(a, l->at[i]), a);
+  l->at[i] += data.size;
+}
+
+/* Every output, asked for into its own region. */
+static void shm_outputs(const perf_model_t *m, const shm_layout_t *l,
+                        inference_ModelInferRequest *req, upb_Arena *a) {
+  for (size_t k = 0; k < m->noutputs; k++) {
+    inference_ModelInferRequest_InferRequestedOutputTensor *out =
+        inference_ModelInferRequest_add_outputs(req, a);
+    if (out == NULL) PERF_FATAL("out of memory");
+    inference_ModelInferRequest_InferRequestedOutputTensor_set_name(
+        out, upb_StringView_FromString(m->outputs[k]));
+    output_param_set(out, "shared_memory_region", string_param(a, l->outputs[k]->name),
+                     a);
+    output_param_set(out, "shared_memory_byte_size", int64_param(a, l->outputs[k]->size),
+                     a);
+  }
+}
+
 static bool encode_request(const perf_options_t *o, const perf_model_t *m,
-                           const perf_entries_t *es, size_t first, grpc_slice *out,
-                           perf_err_t *err) {
+                           const perf_entries_t *es, size_t first, shm_layout_t *shm,
+                           grpc_slice *out, perf_err_t *err) {
   upb_Arena *a = upb_Arena_New();
   if (a == NULL) PERF_FATAL("out of memory");
   inference_ModelInferRequest *req = inference_ModelInferRequest_new(a);
@@ -207,8 +272,7 @@ static bool encode_request(const perf_options_t *o, const perf_model_t *m,
   inference_ModelInferRequest_set_model_version(req,
                                                 upb_StringView_FromString(o->version));
   if (o->mode == PERF_DECOUPLED) {
-    inference_InferParameter *p = inference_InferParameter_new(a);
-    if (p == NULL) PERF_FATAL("out of memory");
+    inference_InferParameter *p = param_new(a);
     inference_InferParameter_set_bool_param(p, true);
     if (!inference_ModelInferRequest_parameters_set(
             req, upb_StringView_FromString("triton_enable_empty_final_response"), p, a))
@@ -233,10 +297,13 @@ static bool encode_request(const perf_options_t *o, const perf_model_t *m,
               inference_ModelInferRequest_InferInputTensor_add_shape(in, t->shape[d], a);
     upb_StringView data;
     ok = batch_data(m, es, first, o->batch_size, i, a, &data, err);
-    if (!grown ||
-        (ok && !inference_ModelInferRequest_add_raw_input_contents(req, data, a)))
+    if (!grown) PERF_FATAL("out of memory");
+    if (ok && shm != NULL)
+      shm_input(shm, i, data, in, a);
+    else if (ok && !inference_ModelInferRequest_add_raw_input_contents(req, data, a))
       PERF_FATAL("out of memory");
   }
+  if (ok && shm != NULL) shm_outputs(m, shm, req, a);
   if (ok) {
     size_t len;
     char *bytes = inference_ModelInferRequest_serialize(req, a, &len);
@@ -245,6 +312,35 @@ static bool encode_request(const perf_options_t *o, const perf_model_t *m,
   }
   upb_Arena_Free(a);
   return ok;
+}
+
+/* The regions of a --shared-memory system run: input i's holds its data
+ * for all es->n requests (each batching entries e .. e+B-1). */
+static bool shm_layout_make(const perf_options_t *o, const perf_model_t *m,
+                            const perf_entries_t *es, perf_shm_t *shm, shm_layout_t *l,
+                            perf_err_t *err) {
+  l->inputs = perf_calloc(m->ninputs, sizeof *l->inputs);
+  l->at = perf_calloc(m->ninputs, sizeof *l->at);
+  l->outputs = perf_calloc(m->noutputs ? m->noutputs : 1, sizeof *l->outputs);
+  for (size_t i = 0; i < m->ninputs; i++) {
+    size_t total = 0;
+    for (size_t e = 0; e < es->n; e++)
+      for (unsigned b = 0; b < o->batch_size; b++)
+        total += es->tensors[((e + b) % es->n) * m->ninputs + i].len;
+    if (!perf_shm_create(shm, "input", m->inputs[i].name, total, &l->inputs[i], err))
+      return false;
+  }
+  for (size_t k = 0; k < m->noutputs; k++)
+    if (!perf_shm_create(shm, "output", m->outputs[k], o->output_shm_size, &l->outputs[k],
+                         err))
+      return false;
+  return true;
+}
+
+static void shm_layout_free(shm_layout_t *l) {
+  free(l->inputs);
+  free(l->at);
+  free(l->outputs);
 }
 
 static char *summary(const perf_options_t *o, const perf_model_t *m,
@@ -284,24 +380,27 @@ static bool check_flags(const perf_options_t *o, const perf_model_t *m, perf_err
   return true;
 }
 
-bool perf_requests_build(const perf_options_t *o, const perf_model_t *m,
+bool perf_requests_build(const perf_options_t *o, const perf_model_t *m, perf_shm_t *shm,
                          perf_requests_t *out, perf_err_t *err) {
   memset(out, 0, sizeof *out);
   if (!check_flags(o, m, err)) return false;
   perf_entries_t es = {0};
+  shm_layout_t layout = {0};
   bool ok;
   if (strcmp(o->input_data, "random") == 0 || strcmp(o->input_data, "zero") == 0)
     ok = generated_entry(o, m, strcmp(o->input_data, "zero") == 0, &es, err);
   else
     ok = perf_input_json_load(o, m, o->input_data, &es, err);
+  if (ok && shm != NULL) ok = shm_layout_make(o, m, &es, shm, &layout, err);
   if (ok) {
     out->bodies = perf_calloc(es.n, sizeof *out->bodies);
     for (size_t e = 0; ok && e < es.n; e++) {
-      ok = encode_request(o, m, &es, e, &out->bodies[e], err);
+      ok = encode_request(o, m, &es, e, shm ? &layout : NULL, &out->bodies[e], err);
       if (ok) out->n++;
     }
     out->summary = summary(o, m, &es);
   }
+  shm_layout_free(&layout);
   perf_entries_free(&es, m->ninputs);
   if (!ok) perf_requests_free(out);
   return ok;

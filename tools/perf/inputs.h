@@ -13,6 +13,7 @@
 #include "tools/perf/common.h"
 #include "tools/perf/model.h"
 #include "tools/perf/options.h"
+#include "tools/perf/shm.h"
 
 typedef struct {
   grpc_slice *bodies; /* n serialized requests, without an `id` */
@@ -23,8 +24,14 @@ typedef struct {
 /** Builds the requests for model m as the options ask (data source,
  *  --shape, --batch-size; in decoupled mode each asks for
  *  triton_enable_empty_final_response, so that every request's end is
- *  seen). Fails naming the input, the flag or the file entry at fault. */
-bool perf_requests_build(const perf_options_t *o, const perf_model_t *m,
+ *  seen). With shm (--shared-memory system; NULL: none), the tensors go
+ *  to regions made in shm instead of the messages: one per input, holding
+ *  that input's data of every request at its own offset, and one of
+ *  --output-shared-memory-size bytes per output, which every request asks
+ *  for; they are not registered yet. Fails naming the input, the flag,
+ *  the file entry or the system call at fault; regions already made stay
+ *  in shm (perf_shm_free removes them). */
+bool perf_requests_build(const perf_options_t *o, const perf_model_t *m, perf_shm_t *shm,
                          perf_requests_t *out, perf_err_t *err);
 
 void perf_requests_free(perf_requests_t *r);

@@ -1,10 +1,13 @@
 /* Request building: shapes and --shape, random data, --input-data files
  * (flat and nested content, implied variable dimensions, batching of
- * consecutive entries), the decoupled parameter, and errors that name the
- * input and entry. */
+ * consecutive entries), the decoupled parameter, errors that name the input
+ * and entry, and the tensors of --shared-memory system in their regions. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "grpc_service.upb.h"
@@ -60,7 +63,7 @@ static void random_data_with_shapes(void) {
   o.nshapes = 2;
   perf_requests_t r;
   perf_err_t err;
-  REQUIRE(perf_requests_build(&o, &model, &r, &err));
+  REQUIRE(perf_requests_build(&o, &model, NULL, &r, &err));
   CHECK_EQ_U64(r.n, 1);
   CHECK_STREQ(r.summary, "A INT32 [1,16], B BYTES [1,3], C FP32 [1,5,2]");
   upb_Arena *a = upb_Arena_New();
@@ -93,16 +96,16 @@ static void variable_shape_needs_a_flag(void) {
   perf_options_t o = options();
   perf_requests_t r;
   perf_err_t err;
-  CHECK(!perf_requests_build(&o, &model, &r, &err));
+  CHECK(!perf_requests_build(&o, &model, NULL, &r, &err));
   CHECK(strstr(err.msg, "--shape B:") != NULL);
   perf_shape_opt_t shapes[3] = {shape_b, shape_c, {(char *)"D", {1}, 1}};
   o.shapes = shapes;
   o.nshapes = 3;
-  CHECK(!perf_requests_build(&o, &model, &r, &err));
+  CHECK(!perf_requests_build(&o, &model, NULL, &r, &err));
   CHECK(strstr(err.msg, "no input of that name") != NULL);
   o.nshapes = 2;
   o.batch_size = 5;
-  CHECK(!perf_requests_build(&o, &model, &r, &err));
+  CHECK(!perf_requests_build(&o, &model, NULL, &r, &err));
   CHECK(strstr(err.msg, "max_batch_size 4") != NULL);
 }
 
@@ -132,7 +135,7 @@ static void input_file_batches_consecutive_entries(void) {
   o.mode = PERF_DECOUPLED;
   perf_requests_t r;
   perf_err_t err;
-  bool ok = perf_requests_build(&o, &model, &r, &err);
+  bool ok = perf_requests_build(&o, &model, NULL, &r, &err);
   if (!ok) fprintf(stderr, "  %s\n", err.msg);
   REQUIRE(ok);
   CHECK_EQ_U64(r.n, 2);
@@ -175,7 +178,7 @@ static void file_error(const char *text, const char *want) {
   o.input_data = path;
   perf_requests_t r;
   perf_err_t err;
-  bool ok = perf_requests_build(&o, &model, &r, &err);
+  bool ok = perf_requests_build(&o, &model, NULL, &r, &err);
   CHECK(!ok);
   if (!ok && strstr(err.msg, want) == NULL) fprintf(stderr, "  got: %s\n", err.msg);
   CHECK(!ok && strstr(err.msg, want) != NULL);
@@ -205,8 +208,104 @@ static void input_file_errors(void) {
   file_error("{\"data\": [{\"A\": [\"x\"]", "line 1, column");
 }
 
+/* The value of tensor parameter `key`: a string or an int64 (as text). */
+static void param_text(const inference_InferParameter *p, char *buf, size_t cap) {
+  if (inference_InferParameter_has_string_param(p)) {
+    upb_StringView v = inference_InferParameter_string_param(p);
+    snprintf(buf, cap, "%.*s", (int)v.size, v.data);
+  } else {
+    snprintf(buf, cap, "%lld", (long long)inference_InferParameter_int64_param(p));
+  }
+}
+
+#define TENSOR_PARAM(type, t, key, buf)                                \
+  do {                                                                 \
+    inference_InferParameter *p_ = NULL;                               \
+    buf[0] = '\0';                                                     \
+    if (type##_parameters_get(t, upb_StringView_FromString(key), &p_)) \
+      param_text(p_, buf, sizeof buf);                                 \
+  } while (0)
+
+/* --shared-memory system: two requests (the file's two entries, batch 1);
+ * each input's data lies in its region at the request's offset, no raw
+ * contents; each output is asked for into its own region. */
+static void shared_memory_regions_hold_the_data(void) {
+  perf_options_t o = options();
+  char *path = write_temp(two_entries);
+  o.input_data = path;
+  o.output_shm_size = 4096;
+  static char out0[] = "OUT0", out1[] = "OUT1";
+  char *outs[2] = {out0, out1};
+  perf_model_t m = model;
+  m.outputs = outs;
+  m.noutputs = 2;
+  perf_shm_t *shm = perf_shm_new();
+  perf_requests_t r;
+  perf_err_t err;
+  bool ok = perf_requests_build(&o, &m, shm, &r, &err);
+  if (!ok) fprintf(stderr, "  %s\n", err.msg);
+  REQUIRE(ok);
+  CHECK_EQ_U64(r.n, 2);
+  upb_Arena *a = upb_Arena_New();
+  const char *region_a = NULL;
+  for (size_t k = 0; k < r.n; k++) {
+    inference_ModelInferRequest *req = decode(&r, k, a);
+    REQUIRE(req != NULL);
+    size_t n, nraw, nout;
+    const inference_ModelInferRequest_InferInputTensor *const *ins =
+        inference_ModelInferRequest_inputs(req, &n);
+    inference_ModelInferRequest_raw_input_contents(req, &nraw);
+    REQUIRE(n == 3);
+    CHECK_EQ_U64(nraw, 0);
+    char name[64], size[32], offset[32];
+    TENSOR_PARAM(inference_ModelInferRequest_InferInputTensor, ins[0],
+                 "shared_memory_region", name);
+    TENSOR_PARAM(inference_ModelInferRequest_InferInputTensor, ins[0],
+                 "shared_memory_byte_size", size);
+    TENSOR_PARAM(inference_ModelInferRequest_InferInputTensor, ins[0],
+                 "shared_memory_offset", offset);
+    CHECK(strncmp(name, "nereid-perf-", 12) == 0);
+    CHECK_STREQ(size, "64");
+    CHECK_EQ_U64(strtoull(offset, NULL, 10), 64 * k);
+    /* The region's name is its object's key without the slash: read it. */
+    char key[80];
+    snprintf(key, sizeof key, "/%s", name);
+    int fd = shm_open(key, O_RDONLY, 0);
+    REQUIRE(fd >= 0);
+    int32_t v[2];
+    CHECK(pread(fd, v, 4, (off_t)(64 * k)) == 4 && pread(fd, v + 1, 4, 64 * k + 60) == 4);
+    CHECK(v[0] == (k ? 16 : 0) && v[1] == (k ? 31 : -15));
+    close(fd);
+    if (k == 0) region_a = strdup(name);
+    if (k == 1) CHECK_STREQ(name, region_a);
+    const inference_ModelInferRequest_InferRequestedOutputTensor *const *os =
+        inference_ModelInferRequest_outputs(req, &nout);
+    REQUIRE(nout == 2);
+    CHECK(upb_StringView_IsEqual(
+        inference_ModelInferRequest_InferRequestedOutputTensor_name(os[1]),
+        upb_StringView_FromString("OUT1")));
+    TENSOR_PARAM(inference_ModelInferRequest_InferRequestedOutputTensor, os[1],
+                 "shared_memory_byte_size", size);
+    CHECK_STREQ(size, "4096");
+    TENSOR_PARAM(inference_ModelInferRequest_InferRequestedOutputTensor, os[1],
+                 "shared_memory_region", name);
+    CHECK(strncmp(name, "nereid-perf-", 12) == 0 && strcmp(name, region_a) != 0);
+  }
+  upb_Arena_Free(a);
+  perf_requests_free(&r);
+  /* Never registered: freeing removes the objects, with no RPC. */
+  CHECK(perf_shm_free(shm, NULL, 1000, &err));
+  char key[80];
+  snprintf(key, sizeof key, "/%s", region_a);
+  CHECK(shm_open(key, O_RDONLY, 0) < 0 && errno == ENOENT);
+  free((void *)region_a);
+  unlink(path);
+  free(path);
+}
+
 static void setup(void) { model_init(); }
 
 UNIT_MAIN("inputs", UNIT_CASE(setup), UNIT_CASE(random_data_with_shapes),
           UNIT_CASE(variable_shape_needs_a_flag),
-          UNIT_CASE(input_file_batches_consecutive_entries), UNIT_CASE(input_file_errors))
+          UNIT_CASE(input_file_batches_consecutive_entries), UNIT_CASE(input_file_errors),
+          UNIT_CASE(shared_memory_regions_hold_the_data))

@@ -13,6 +13,7 @@
 #include "tools/perf/options.h"
 #include "tools/perf/report.h"
 #include "tools/perf/rpc.h"
+#include "tools/perf/shm.h"
 
 static bool mode_check(const perf_options_t *o, const perf_model_t *m, perf_err_t *err) {
   if (m->decoupled && o->mode != PERF_DECOUPLED)
@@ -94,21 +95,40 @@ static int sweep(const perf_options_t *o, const perf_model_t *m,
   return status;
 }
 
+/* Builds the requests (and with --shared-memory system, their regions,
+ * registered before the load), sweeps, then unregisters and removes the
+ * regions, whatever happened before. */
+static int run_model(const perf_options_t *o, const perf_model_t *m,
+                     grpc_channel *control) {
+  perf_shm_t *shm = o->shared_memory == PERF_SHM_SYSTEM ? perf_shm_new() : NULL;
+  perf_requests_t reqs;
+  perf_err_t err;
+  int status = 1;
+  if (!mode_check(o, m, &err) || !perf_requests_build(o, m, shm, &reqs, &err)) {
+    fprintf(stderr, "nereid-perf: %s\n", err.msg);
+  } else {
+    if (shm != NULL && !perf_shm_register(shm, control, o->timeout_ms, &err))
+      fprintf(stderr, "nereid-perf: %s\n", err.msg);
+    else
+      status = sweep(o, m, &reqs, control);
+    perf_requests_free(&reqs);
+  }
+  if (!perf_shm_free(shm, control, o->timeout_ms, &err)) {
+    fprintf(stderr, "nereid-perf: %s\n", err.msg);
+    if (status == 0) status = 1; /* the server still holds a region of ours */
+  }
+  return status;
+}
+
 static int run(const perf_options_t *o) {
   grpc_channel *control = perf_channel_create(o->url);
   perf_model_t m;
-  perf_requests_t reqs;
   perf_err_t err;
   int status = 1;
   if (!perf_model_fetch(control, o->model, o->version, o->timeout_ms, &m, &err)) {
     fprintf(stderr, "nereid-perf: model %s at %s: %s\n", o->model, o->url, err.msg);
   } else {
-    if (!mode_check(o, &m, &err) || !perf_requests_build(o, &m, &reqs, &err)) {
-      fprintf(stderr, "nereid-perf: %s\n", err.msg);
-    } else {
-      status = sweep(o, &m, &reqs, control);
-      perf_requests_free(&reqs);
-    }
+    status = run_model(o, &m, control);
     perf_model_free(&m);
   }
   grpc_channel_destroy(control);

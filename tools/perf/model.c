@@ -80,6 +80,14 @@ static bool metadata_parse(const grpc_slice *reply, perf_model_t *m, upb_Arena *
   m->ninputs = n;
   for (size_t i = 0; i < n; i++)
     if (!input_set(&m->inputs[i], ins[i], m->max_batch_size, err)) return false;
+  const inference_ModelMetadataResponse_TensorMetadata *const *outs =
+      inference_ModelMetadataResponse_outputs(md, &n);
+  m->outputs = perf_calloc(n ? n : 1, sizeof *m->outputs);
+  m->noutputs = n;
+  for (size_t i = 0; i < n; i++) {
+    upb_StringView name = inference_ModelMetadataResponse_TensorMetadata_name(outs[i]);
+    m->outputs[i] = perf_strndup(name.data, name.size);
+  }
   return true;
 }
 
@@ -139,6 +147,8 @@ bool perf_model_fetch(grpc_channel *ch, const char *name, const char *version,
 void perf_model_free(perf_model_t *m) {
   for (size_t i = 0; i < m->ninputs; i++) free(m->inputs[i].name);
   free(m->inputs);
+  for (size_t i = 0; i < m->noutputs; i++) free(m->outputs[i]);
+  free(m->outputs);
   memset(m, 0, sizeof *m);
 }
 

@@ -1,5 +1,5 @@
-/* What nereid-perf learns about the model before the load starts: inputs from
- * ModelMetadata, max_batch_size and decoupled from ModelConfig; and the
+/* What nereid-perf learns about the model before the load starts: inputs and
+ * output names from ModelMetadata, max_batch_size and decoupled from ModelConfig; and the
  * server-side statistics (ModelStatistics) that it diffs per window.
  * Main thread only. */
 #ifndef NEREID_TOOLS_PERF_MODEL_H
@@ -41,6 +41,8 @@ typedef struct {
 typedef struct {
   perf_input_t *inputs;
   size_t ninputs;
+  char **outputs; /* output names (--shared-memory system asks for each one) */
+  size_t noutputs;
   int32_t max_batch_size; /* > 0: every shape has a leading batch dimension */
   bool decoupled;
   bool sequence;   /* sequence_batching: requests carry sequence ids */

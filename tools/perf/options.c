@@ -229,6 +229,34 @@ static bool set_seq_id_range(perf_options_t *o, const char *v, perf_err_t *err) 
   return seq_given(o, f);
 }
 
+/* perf_analyzer's names; cuda is refused here, before anything is made. */
+static bool set_shared_memory(perf_options_t *o, const char *v, perf_err_t *err) {
+  if (strcmp(v, "none") == 0)
+    o->shared_memory = PERF_SHM_NONE;
+  else if (strcmp(v, "system") == 0)
+    o->shared_memory = PERF_SHM_SYSTEM;
+  else if (strcmp(v, "cuda") == 0)
+    return perf_fail(err,
+                     "--shared-memory cuda: nereid-perf has no CUDA client support "
+                     "(use none or system, or Triton's perf_analyzer for CUDA regions)");
+  else
+    return perf_fail(err, "--shared-memory: '%s' is not none, system or cuda", v);
+  return true;
+}
+
+static bool set_output_shm_size(perf_options_t *o, const char *v, perf_err_t *err) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno || end == v || *end || v[0] == '-' || n == 0 || n > (1ull << 40))
+    return perf_fail(err,
+                     "--output-shared-memory-size: '%s' is not a byte count from 1 to "
+                     "2^40",
+                     v);
+  o->output_shm_size = n;
+  return true;
+}
+
 static bool set_stability(perf_options_t *o, const char *v, perf_err_t *err) {
   return parse_double("--stability-percentage", v, &o->stability_pct, err);
 }
@@ -270,6 +298,8 @@ static const flag_t flags[] = {
     {"sequence-id-range", 0, true, set_seq_id_range},
     {"num-of-sequences", 0, true, set_num_sequences},
     {"serial-sequences", 0, false, set_serial_sequences},
+    {"shared-memory", 0, true, set_shared_memory},
+    {"output-shared-memory-size", 0, true, set_output_shm_size},
 };
 
 static void defaults(perf_options_t *o) {
@@ -292,6 +322,8 @@ static void defaults(perf_options_t *o) {
   o->seq_variation = 20;
   o->seq_id_start = 1;
   o->num_sequences = 4;
+  o->shared_memory = PERF_SHM_NONE;
+  o->output_shm_size = 102400; /* perf_analyzer's default */
 }
 
 static const flag_t *flag_find(const char *arg, size_t len) {
@@ -338,6 +370,10 @@ void perf_options_free(perf_options_t *o) {
   free(o->shapes);
   o->shapes = NULL;
   o->nshapes = 0;
+}
+
+const char *perf_shm_mode_name(perf_shm_mode_t mode) {
+  return mode == PERF_SHM_SYSTEM ? "system" : "none";
 }
 
 const char *perf_mode_name(perf_mode_t mode) {
@@ -388,6 +424,11 @@ void perf_options_usage(FILE *f) {
       "  -f, --csv FILE                write the results as CSV\n"
       "  --json FILE                   write the results as JSON\n"
       "  --progress                    progress line on stderr (default: if a tty)\n"
+      "  --shared-memory none|system   tensors in the messages (none, default) or in\n"
+      "                                POSIX shared-memory regions registered with\n"
+      "                                the server, one per input and per output\n"
+      "                                (system); cuda is not supported\n"
+      "  --output-shared-memory-size B bytes of each output's region (102400)\n"
       "\n"
       "Sequence models (sequence_batching): each of the concurrency's clients runs\n"
       "sequences one after another, a step sent after the last one's response\n"

@@ -18,6 +18,12 @@ typedef enum {
   PERF_DECOUPLED,   /* ModelStreamInfer on a decoupled model */
 } perf_mode_t;
 
+/** --shared-memory: where tensors travel. */
+typedef enum {
+  PERF_SHM_NONE,   /* in the gRPC messages (raw_input_contents) */
+  PERF_SHM_SYSTEM, /* POSIX shared-memory regions registered with the server */
+} perf_shm_mode_t;
+
 /** One --shape NAME:d1,d2,... (without the batch dimension). */
 typedef struct {
   char *name;
@@ -61,6 +67,10 @@ typedef struct {
   uint64_t seq_id_end;    /* its END, excluded; 0: none */
   unsigned num_sequences; /* --num-of-sequences: open loop's live sequences (4) */
   const char *seq_flag;   /* the first sequence flag given, NULL: none */
+  /* Shared memory (perf_analyzer's flags): --shared-memory none|system, and
+   * the size of each output's region (--output-shared-memory-size). */
+  perf_shm_mode_t shared_memory;
+  uint64_t output_shm_size;
 } perf_options_t;
 
 /** Parses argv. Returns 0 to run, 1 after --help (usage printed on
@@ -71,6 +81,9 @@ int perf_options_parse(perf_options_t *o, int argc, char **argv, perf_err_t *err
 void perf_options_free(perf_options_t *o);
 
 void perf_options_usage(FILE *f);
+
+/** "none", "system". */
+const char *perf_shm_mode_name(perf_shm_mode_t mode);
 
 /** "unary-sync", "unary-async", "stream", "decoupled". */
 const char *perf_mode_name(perf_mode_t mode);

@@ -1,6 +1,6 @@
 /* Command-line parsing: defaults, both "--flag value" and "--flag=value",
- * the sequence flags (perf_analyzer's names and defaults), and errors that
- * name the flag. */
+ * the sequence and shared-memory flags (perf_analyzer's names and
+ * defaults), and errors that name the flag. */
 #include <string.h>
 
 #include "test/unit/unit.h"
@@ -110,6 +110,45 @@ static void other_flags_keep_working(void) {
   perf_options_free(&o);
 }
 
+static void shared_memory_flags(void) {
+  perf_options_t o;
+  perf_err_t err;
+  REQUIRE(PARSE(&o, &err, "-m", "m") == 0);
+  CHECK(o.shared_memory == PERF_SHM_NONE); /* perf_analyzer's defaults */
+  CHECK_EQ_U64(o.output_shm_size, 102400);
+  perf_options_free(&o);
+  REQUIRE(PARSE(&o, &err, "-m", "m", "--shared-memory", "system",
+                "--output-shared-memory-size=4194304") == 0);
+  CHECK(o.shared_memory == PERF_SHM_SYSTEM);
+  CHECK_STREQ(perf_shm_mode_name(o.shared_memory), "system");
+  CHECK_EQ_U64(o.output_shm_size, 4194304);
+  perf_options_free(&o);
+  REQUIRE(PARSE(&o, &err, "-m", "m", "--shared-memory=system", "--shared-memory",
+                "none") == 0);
+  CHECK(o.shared_memory == PERF_SHM_NONE);
+  perf_options_free(&o);
+  static const struct {
+    const char *flag, *value, *msg;
+  } cases[] = {
+      {"--shared-memory", "cuda",
+       "--shared-memory cuda: nereid-perf has no CUDA client support (use none or "
+       "system, or Triton's perf_analyzer for CUDA regions)"},
+      {"--shared-memory", "posix",
+       "--shared-memory: 'posix' is not none, system or cuda"},
+      {"--output-shared-memory-size", "0",
+       "--output-shared-memory-size: '0' is not a byte count from 1 to 2^40"},
+      {"--output-shared-memory-size", "-5",
+       "--output-shared-memory-size: '-5' is not a byte count from 1 to 2^40"},
+      {"--output-shared-memory-size", "1k",
+       "--output-shared-memory-size: '1k' is not a byte count from 1 to 2^40"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK(PARSE(&o, &err, "-m", "m", cases[i].flag, cases[i].value) == -1);
+    CHECK_STREQ(err.msg, cases[i].msg);
+    perf_options_free(&o);
+  }
+}
+
 UNIT_MAIN("options", UNIT_CASE(sequence_defaults_are_perf_analyzers),
           UNIT_CASE(sequence_flags_parse), UNIT_CASE(bad_sequence_flags_are_named),
-          UNIT_CASE(other_flags_keep_working))
+          UNIT_CASE(other_flags_keep_working), UNIT_CASE(shared_memory_flags))

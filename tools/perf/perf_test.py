@@ -1,12 +1,15 @@
 """End to end: nereid-perf against the real server on examples/models, in
 every mode (unary-sync, unary-async, stream, decoupled, request rate), its
-CSV and JSON outputs, --input-data files, and errors: the server's errors
-are counted and shown, a missing model or a wrong mode stops the run.
+CSV and JSON outputs, --input-data files, --shared-memory system (against a
+server with --allow-client-shm=true: no error, and nothing left registered
+or under /dev/shm), and errors: the server's errors are counted and shown,
+a missing model, a wrong mode or a refused region stops the run.
 
 Run by test/e2e/run_py.sh (harness.py starts the server); nereid-perf is
 in the runfiles beside this file."""
 
 import csv
+import glob
 import json
 import os
 import subprocess
@@ -23,10 +26,13 @@ TMP = os.environ.get("TEST_TMPDIR", tempfile.gettempdir())
 QUICK = ["-p", "150", "-r", "3", "-s", "100"]
 
 
-class PerfTest(unittest.TestCase):
+class PerfCase(unittest.TestCase):
+    """One server per class, started with ARGS."""
+    ARGS = ()
+
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(repo=harness.EXAMPLES)
+        cls.server = Server(*cls.ARGS, repo=harness.EXAMPLES)
 
     @classmethod
     def tearDownClass(cls):
@@ -37,9 +43,10 @@ class PerfTest(unittest.TestCase):
         out = tempfile.mkdtemp(dir=TMP)
         js, cs = os.path.join(out, "r.json"), os.path.join(out, "r.csv")
         argv = [PERF, "-u", self.server.address, "--json", js, "-f", cs] + QUICK + list(args)
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=120 * harness.SLOW)
-        text = p.stdout.decode(errors="replace")
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as p:
+            self.last_pid = p.pid  # names its shared-memory objects
+            out, _ = p.communicate(timeout=120 * harness.SLOW)
+        text = out.decode(errors="replace")
         self.assertEqual(p.returncode, expect_rc, text)
         if not os.path.exists(js):
             return None, None, text
@@ -63,6 +70,18 @@ class PerfTest(unittest.TestCase):
             self.assertGreater(float(row["Inferences/Second"]), 0)
             self.assertEqual(row["Errors"], "0")
 
+    def check_no_shm_left(self, shm_enabled=True):
+        """The last run left no shared-memory object, and the server holds
+        no region."""
+        self.assertEqual(glob.glob("/dev/shm/nereid-perf-%d-*" % self.last_pid), [])
+        if not shm_enabled:
+            return
+        status = self.server.inference().SystemSharedMemoryStatus(
+            harness.grpc_service_pb2.SystemSharedMemoryStatusRequest(), timeout=10)
+        self.assertEqual(list(status.regions), [])
+
+
+class PerfTest(PerfCase):
     def test_unary_sync_sweep(self):
         doc, rows, text = self.perf("-m", "simple", "--concurrency-range", "1:3:2")
         self.check_clean(doc, rows, 2)
@@ -210,6 +229,43 @@ class PerfTest(unittest.TestCase):
         self.assertIn("--shape IN:", text)
         _, _, text = self.perf("-m", "simple", "--bogus", expect_rc=1)
         self.assertIn("--bogus", text)
+        _, _, text = self.perf("-m", "simple", "--shared-memory", "cuda", expect_rc=1)
+        self.assertIn("no CUDA client support", text)
+
+    def test_shared_memory_refused(self):
+        # This server runs without --allow-client-shm: the first register
+        # fails, named, and the objects made are removed.
+        _, _, text = self.perf("-m", "simple", "--shared-memory", "system", expect_rc=1)
+        self.assertIn("registering region nereid-perf-%d-0 (key /nereid-perf-%d-0, 64 "
+                      "bytes) for input INPUT0: SystemSharedMemoryRegister: UNAVAILABLE: "
+                      % (self.last_pid, self.last_pid), text)
+        self.assertIn("--allow-client-shm=true", text)
+        self.check_no_shm_left(shm_enabled=False)
+
+
+class PerfShmTest(PerfCase):
+    ARGS = ("--allow-client-shm=true",)
+
+    def test_system_shared_memory(self):
+        for mode in ("unary-sync", "stream"):
+            doc, rows, text = self.perf("-m", "simple", "--mode", mode, "--shared-memory",
+                                        "system", "--concurrency-range", "2")
+            self.check_clean(doc, rows, 1)
+            self.assertEqual(doc["shared_memory"], "system")
+            self.assertEqual(doc["output_shared_memory_size"], 102400)
+            self.assertIn("shared memory: system", text)
+            self.check_no_shm_left()
+
+    def test_output_region_too_small(self):
+        # The outputs go to their regions: 10 bytes cannot hold OUTPUT0's 64.
+        doc, _, _ = self.perf("-m", "simple", "--shared-memory", "system",
+                              "--output-shared-memory-size", "10", expect_rc=2)
+        level = doc["levels"][0]
+        self.assertEqual(level["requests"], 0)
+        self.assertGreater(level["errors"], 0)
+        self.assertIn("(10 bytes) should be at least 64 bytes",
+                      level["error_messages"][0]["message"])
+        self.check_no_shm_left()
 
 
 if __name__ == "__main__":

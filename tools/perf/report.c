@@ -16,6 +16,11 @@ void perf_report_header(FILE *f, const perf_options_t *o, const perf_model_t *m,
           "agree within %g%%, at most %u windows\n",
           (int)m->max_batch_size, m->decoupled ? ", decoupled" : "", o->batch_size,
           o->interval_ms, o->stability_pct, o->max_trials);
+  if (o->shared_memory == PERF_SHM_SYSTEM)
+    fprintf(f,
+            "  shared memory: system, a region per input, one of %llu bytes per "
+            "output\n",
+            (unsigned long long)o->output_shm_size);
   if (!m->sequence) return;
   unsigned spread = o->seq_length * o->seq_variation / 100;
   fprintf(f, "  sequences: %u steps", o->seq_length);
@@ -238,10 +243,12 @@ bool perf_report_json(const char *path, const perf_options_t *o, const perf_mode
   fprintf(f,
           ", \"mode\": \"%s\",\n  \"batch_size\": %u, \"max_batch_size\": %d, "
           "\"decoupled\": %s, \"measurement_interval_ms\": %u, "
-          "\"stability_percentage\": %g, \"max_trials\": %u,\n",
+          "\"stability_percentage\": %g, \"max_trials\": %u,\n"
+          "  \"shared_memory\": \"%s\", \"output_shared_memory_size\": %llu,\n",
           perf_mode_name(o->mode), o->batch_size, (int)m->max_batch_size,
           m->decoupled ? "true" : "false", o->interval_ms, o->stability_pct,
-          o->max_trials);
+          o->max_trials, perf_shm_mode_name(o->shared_memory),
+          (unsigned long long)o->output_shm_size);
   if (m->sequence)
     fprintf(f,
             "  \"sequence\": {\"length\": %u, \"length_variation_pct\": %u, "
