@@ -162,7 +162,10 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  const json_t *inputs, source_t *src, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
   size_t n = json_array_size(inputs);
+  /* Zeroed: fields the parse does not set (a GPU input's host copy) start
+   * empty, as the release expects. */
   r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
+  memset(r->inputs, 0, (n ? n : 1) * sizeof *r->inputs);
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st =
         input_read(m, d, json_array_get(inputs, i), src, arena, &r->inputs[i]);
