@@ -23,13 +23,11 @@ import numpy as np
 import requests
 
 import harness
-from harness import Server, stop_clean
 import grpc_service_pb2 as pb
-from shm_test import ALLOW, Region, bytes_elements, bytes_tensor, shm_request
+import shm_test
+from shm_test import A, ALLOW, B, ShmTest, bytes_elements, bytes_tensor, shm_request
 
 TIMEOUT = 60 * harness.SLOW
-A = np.arange(16, dtype=np.int32).reshape(1, 16)
-B = np.full((1, 16), 3, dtype=np.int32)
 SYS = "/v2/systemsharedmemory"
 CUDA = "/v2/cudasharedmemory"
 ONE_OF = ("Input must set only one of the following fields: 'data', 'binary_data_size' in "
@@ -52,30 +50,20 @@ def shm_output(name, region, size, offset=0, **more):
     return {"name": name, "parameters": dict(shm_params(region, size, offset), **more)}
 
 
-class HttpShmTest(unittest.TestCase):
-    ARGS = (ALLOW,)
+class HttpShmTest(ShmTest):
+    """shm_test's server and regions, driven over HTTP."""
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(*cls.ARGS, repo=harness.EXAMPLES)
+        super().setUpClass()
         cls.url = cls.server.http_url
 
-    @classmethod
-    def tearDownClass(cls):
-        stop_clean(cls.server)
-
-    def setUp(self):
-        self.regions = []
-
     def tearDown(self):
-        requests.post(self.url + SYS + "/unregister", timeout=TIMEOUT)
-        for r in self.regions:
-            r.close()
-
-    def region(self, size):
-        r = Region(size)
-        self.regions.append(r)
-        return r
+        if ALLOW in self.ARGS:
+            super().tearDown()  # unregisters every region
+        else:
+            for r in self.regions:
+                r.close()
 
     def post(self, path, body=None, data=None, headers=None):
         if body is not None:
@@ -230,13 +218,10 @@ class Cuda(HttpShmTest):
 
 class Inference(HttpShmTest):
     def simple_regions(self):
-        """Triton's simple shm client: input_data and output_data, 128
-        bytes each, two INT32 [1,16] tensors in each."""
-        rin, rout = self.region(128), self.region(128)
-        rin.write(0, A.tobytes())
-        rin.write(64, B.tobytes())
-        self.ok(self.register("input_data", rin.key, 128))
-        self.ok(self.register("output_data", rout.key, 128))
+        """shm_test's: input_data holding A and B, output_data; both
+        registered over HTTP (self.register)."""
+        rin, rout = shm_test.Inference.simple_regions(self)
+        self.assertEqual(len(self.status()), 2)
         return rin, rout
 
     IN0 = shm_input("INPUT0", "INT32", "input_data", 64, 0)
@@ -302,23 +287,22 @@ class Inference(HttpShmTest):
                                       (A + B).ravel())
 
     def test_bytes_in_shm(self):
-        a = [str(i).encode() for i in range(16)]
-        b = [b"1"] * 16
-        ia, ib = bytes_tensor(a), bytes_tensor(b)
-        rin, rout = self.region(len(ia) + len(ib)), self.region(512)
-        rin.write(0, ia)
-        rin.write(len(ia), ib)
-        self.ok(self.register("sin", rin.key, len(ia) + len(ib)))
-        self.ok(self.register("sout", rout.key, 512))
-        body = {"inputs": [shm_input("INPUT0", "BYTES", "sin", len(ia), 0),
-                           shm_input("INPUT1", "BYTES", "sin", len(ib), len(ia))],
-                "outputs": [shm_output("OUTPUT0", "sout", 256, 0),
-                            shm_output("OUTPUT1", "sout", 256, 256)]}
+        """simple_string with every tensor in one region: inputs first,
+        the outputs at 512 and 768."""
+        ia = bytes_tensor([str(i).encode() for i in range(16)])
+        ib = bytes_tensor([b"1"] * 16)
+        whole = self.region(1024)
+        whole.write(0, ia + ib)
+        self.ok(self.register("strings", whole.key, 1024))
+        body = {"inputs": [shm_input("INPUT0", "BYTES", "strings", len(ia), 0),
+                           shm_input("INPUT1", "BYTES", "strings", len(ib), len(ia))],
+                "outputs": [shm_output("OUTPUT0", "strings", 256, 512),
+                            shm_output("OUTPUT1", "strings", 256, 768)]}
         out = self.infer("simple_string", body).json()["outputs"]
         self.assertEqual(out[0], {"name": "OUTPUT0", "datatype": "BYTES", "shape": [1, 16]})
-        self.assertEqual(bytes_elements(rout.read(0, 256), 16),
+        self.assertEqual(bytes_elements(whole.read(512, 256), 16),
                          [str(i + 1).encode() for i in range(16)])
-        self.assertEqual(bytes_elements(rout.read(256, 256), 16),
+        self.assertEqual(bytes_elements(whole.read(768, 256), 16),
                          [str(i - 1).encode() for i in range(16)])
         # BYTES from JSON beside BYTES from the region.
         body["inputs"][0] = {"name": "INPUT0", "datatype": "BYTES", "shape": [1, 16],
@@ -399,16 +383,13 @@ class Inference(HttpShmTest):
 
 
 class Disabled(HttpShmTest):
+    """The default: --allow-client-shm=false."""
     ARGS = ()
 
-    def tearDown(self):
-        for r in self.regions:
-            r.close()
-
-    def test_refused_without_allow_client_shm(self):
-        r = self.region(128)
+    def test_every_endpoint_and_inference_refused(self):
         text = ("Client shared memory is disabled. Start the server with "
                 "'--allow-client-shm=true' to enable.")
+        r = self.region(128)
         self.refused(self.register("x", r.key, 64), 503, text)
         self.refused(self.get(SYS + "/status"), 503, text)
         self.refused(self.get(CUDA + "/status"), 503, text)
