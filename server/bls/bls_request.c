@@ -204,8 +204,8 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputData(
                          name, TRITONSERVER_MemoryTypeString(memory_type));
   if (byte_size == 0) return NULL; /* as Triton: an empty piece adds no buffer */
   in->buffers = grow(in->buffers, in->buffer_count, &in->buffer_cap, sizeof *in->buffers);
-  in->buffers[in->buffer_count].base = base;
-  in->buffers[in->buffer_count].size = byte_size;
+  /* Host memory (pinned is host memory too): every other field zero. */
+  in->buffers[in->buffer_count] = (srv_buffer_t){.base = base, .size = byte_size};
   in->buffer_count++;
   return NULL;
 }
