@@ -274,10 +274,6 @@ static srv_status_t *request_read(srv_model_t *m, const srv_model_desc_t *d,
   if (!json_is_array(inputs)) return BAD("Unable to parse 'inputs'");
   const json_t *outputs = json_object_get(root, "outputs");
   if (outputs != NULL && !json_is_array(outputs)) return BAD("Unable to parse 'outputs'");
-  /* At most one region reference per tensor. */
-  src->shm->cap = (uint32_t)(json_array_size(inputs) + json_array_size(outputs));
-  src->shm->refs = srv_arena_alloc(
-      arena, (src->shm->cap ? src->shm->cap : 1) * sizeof *src->shm->refs);
   srv_status_t *st = srv_json_params_read(m, json_object_get(root, "parameters"), arena,
                                           r, &opts->binary_data_output);
   if (st == NULL) st = inputs_read(m, d, inputs, src, arena, r);
@@ -304,7 +300,7 @@ srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
   memset(r, 0, sizeof *r);
   memset(opts, 0, sizeof *opts);
   r->model = m;
-  srv_json_shm_binds_t binds = {.shm = shm};
+  srv_json_shm_binds_t binds = {.shm = shm, .arena = arena};
   source_t src = {.bin = {.at = body + header_len,
                           .left = body_len - header_len,
                           .has_header = header_len < body_len},

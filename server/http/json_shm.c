@@ -2,7 +2,9 @@
  * Any thread. */
 #include "server/http/json_shm.h"
 
-#include "server/common/log.h"
+#include <string.h>
+
+#include "server/common/memory.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -32,7 +34,13 @@ srv_status_t *srv_json_shm_bind(srv_json_shm_binds_t *b, const json_t *params,
   if (b->shm == NULL)
     return srv_status_new(GRPC_STATUS_UNAVAILABLE,
                           "shared memory is not served on this endpoint");
-  if (b->count == b->cap) SRV_FATAL("shared-memory references past the tensors counted");
+  if (b->count == b->cap) { /* at most one per tensor: bounded by the body */
+    uint32_t cap = b->cap ? 2 * b->cap : 4;
+    srv_shm_ref_t *refs = srv_arena_alloc(b->arena, cap * sizeof *refs);
+    if (b->count) memcpy(refs, b->refs, b->count * sizeof *refs);
+    b->refs = refs;
+    b->cap = cap;
+  }
   srv_shm_ref_t *r = &b->refs[b->count];
   st = srv_shm_acquire(b->shm, json_string_value(region), json_string_length(region),
                        offset, size, r);

@@ -13,11 +13,13 @@
 #include "server/common/status.h"
 #include "server/core/core.h"
 
-/** The references one request takes while it is parsed, in its arena;
- *  released if the parse fails, else moved into the request's state
- *  (srv_shm_uses_new). `cap` is fixed up front: one per input and output. */
+/** The references one request takes while it is parsed, in its arena
+ *  (grown as tensors name regions, so a request that names none allocates
+ *  nothing); released if the parse fails, else moved into the request's
+ *  state (srv_shm_uses_new). */
 typedef struct {
   srv_shm_t *shm; /* NULL: the caller serves no shared memory */
+  upb_Arena *arena;
   srv_shm_ref_t *refs;
   uint32_t count, cap;
 } srv_json_shm_binds_t;
