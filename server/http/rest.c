@@ -176,10 +176,14 @@ static void shm_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r
   bool known = r->count == 3 ||
                (r->count == 5 && seg_is(r->seg[2], "region") && r->seg[3].len > 0);
   if (r->count == 5) region = r->seg[3];
-  srv_rest_shm_op_t op = seg_is(action, "status")     ? SRV_REST_SHM_STATUS
-                         : seg_is(action, "register") ? SRV_REST_SHM_REGISTER
-                                                      : SRV_REST_SHM_UNREGISTER;
-  if (!known || !(op != SRV_REST_SHM_UNREGISTER || seg_is(action, "unregister")))
+  srv_rest_shm_op_t op = SRV_REST_SHM_STATUS;
+  if (seg_is(action, "register"))
+    op = SRV_REST_SHM_REGISTER;
+  else if (seg_is(action, "unregister"))
+    op = SRV_REST_SHM_UNREGISTER;
+  else if (!seg_is(action, "status"))
+    known = false;
+  if (!known)
     srv_http_reply_error(x, 404, "Not Found");
   else if (!method_is(x, op == SRV_REST_SHM_STATUS ? "GET" : "POST"))
     srv_http_reply_error(x, 405, "Method Not Allowed");
