@@ -66,6 +66,8 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in
 static srv_status_t *inputs_build(const srv_model_t *m,
                                   const TRITONSERVER_InferenceRequest *u,
                                   upb_Arena *arena, TRITONBACKEND_Request *r) {
+  /* Zeroed: fields not set here (a GPU input's host copy, `staged`) start
+   * empty, as the release expects. */
   r->inputs = srv_arena_alloc(arena, u->input_count * sizeof *r->inputs);
   memset(r->inputs, 0, u->input_count * sizeof *r->inputs);
   for (uint32_t i = 0; i < u->input_count; i++) {

@@ -62,9 +62,10 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
 static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  const json_t *root, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
-  r->inputs =
-      srv_arena_alloc(arena, (d->input_count ? d->input_count : 1) * sizeof *r->inputs);
-  memset(r->inputs, 0, (d->input_count ? d->input_count : 1) * sizeof *r->inputs);
+  size_t n = d->input_count ? d->input_count : 1;
+  /* Zeroed: fields the parse does not set start empty (see infer_json.c). */
+  r->inputs = srv_arena_alloc(arena, n * sizeof *r->inputs);
+  memset(r->inputs, 0, n * sizeof *r->inputs);
   for (uint32_t i = 0; i < d->input_count; i++) {
     const json_t *v = json_object_get(root, d->inputs[i].name);
     if (v == NULL) continue;

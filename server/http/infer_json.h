@@ -18,6 +18,7 @@
 /** How one requested output is sent back. */
 typedef struct {
   bool binary;          /* in a binary part after the JSON header */
+  bool shm;             /* in a client's shared-memory region: no data sent */
   uint32_t class_count; /* top-k classification; 0: the tensor itself */
 } srv_http_output_opt_t;
 
@@ -36,14 +37,18 @@ typedef struct {
  *  value of Inference-Header-Content-Length; body_len when absent), the
  *  rest the binary data of the inputs with `binary_data_size`, in input
  *  order. Inputs point into `body` for binary data (the body must outlive
- *  the request) and into `arena` for JSON `data`; every check is the
- *  core's (infer_check.h). *opts says how to send each output. Decoupled
- *  models are the caller's to refuse first (Triton's HTTP infer does not
- *  serve them). On error nothing
- *  needs freeing but the status. */
+ *  the request), into `arena` for JSON `data`, and into a region of `shm`
+ *  for those that name one (Triton's shared-memory parameters); every
+ *  check is the core's (infer_check.h). *uses gets the region references
+ *  the request took (inputs read in place, outputs to write; NULL when
+ *  none): the caller moves it into the request's state, which releases
+ *  it. *opts says how to send each output. Decoupled models are the
+ *  caller's to refuse first (Triton's HTTP infer does not serve them). On
+ *  error no reference is held and nothing needs freeing but the status. */
 srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
                                    const char *body, size_t body_len, size_t header_len,
-                                   upb_Arena *arena, TRITONBACKEND_Request **out,
+                                   srv_shm_t *shm, upb_Arena *arena,
+                                   TRITONBACKEND_Request **out, srv_shm_uses_t **uses,
                                    srv_http_infer_opts_t *opts);
 
 /** A response as HTTP sends it: `json` (json_len bytes, NUL-terminated),
@@ -62,8 +67,9 @@ typedef struct {
  *  options the parse gave: model_name, model_version, id, parameters, and
  *  the requested outputs in the backend's order (data as JSON, or
  *  parameters.binary_data_size and a part; classification as BYTES
- *  "score:index" strings, Triton's format). A status when an output cannot
- *  be sent as asked (Triton's texts). Built in arena a. */
+ *  "score:index" strings, Triton's format; an output in shared memory as
+ *  name, datatype and shape alone, its bytes being in the region). A status when an
+ * output cannot be sent as asked (Triton's texts). Built in arena a. */
 srv_status_t *srv_http_infer_encode(const srv_model_desc_t *d,
                                     const TRITONBACKEND_Request *request,
                                     const srv_http_infer_opts_t *opts,

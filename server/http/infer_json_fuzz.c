@@ -7,9 +7,18 @@
  * bytes readable and as many as the input's byte size, binary data inside
  * the body, options for every output; its reply, from a backend echoing
  * the inputs, must encode or fail with a status; a refusal's text must
- * make a valid `{"error":...}` body. Single-threaded (libFuzzer or fuzz_driver.c). */
+ * make a valid `{"error":...}` body. One system shared-memory region,
+ * "fuzz_region" (4096 bytes), serves tensors that name one: an accepted
+ * request holds exactly the references of its tensors in shared memory,
+ * inputs read there lie inside the mapping, outputs placed there are sent
+ * without data; a refused one holds none. Single-threaded (libFuzzer or
+ * fuzz_driver.c). */
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "server/config/model_config.h"
 #include "server/core/core.h"
@@ -45,8 +54,26 @@ enum { MODEL_COUNT = sizeof kModels / sizeof kModels[0] };
 static srv_model_t *models[MODEL_COUNT];
 static srv_model_desc_t descs[MODEL_COUNT];
 
+static srv_shm_t *shm;
+
+/* The region tensors may name; its object is unlinked at once, the mapping
+ * stays. */
+static void region_make(void) {
+  shm = srv_shm_new(true);
+  char key[64];
+  snprintf(key, sizeof key, "/nereid-http-fuzz-%d", (int)getpid());
+  int fd = shm_open(key, O_RDWR | O_CREAT | O_EXCL, 0600);
+  FUZZ_CHECK(fd >= 0 && ftruncate(fd, 4096) == 0);
+  srv_status_t *st =
+      srv_shm_register_system(shm, "fuzz_region", 11, key, strlen(key), 0, 4096);
+  FUZZ_CHECK(st == NULL);
+  shm_unlink(key);
+  close(fd);
+}
+
 static void models_make(void) {
   if (models[0] != NULL) return;
+  region_make();
   upb_Arena *a = upb_Arena_New();
   for (size_t i = 0; i < MODEL_COUNT; i++) {
     char err[256];
@@ -122,9 +149,34 @@ static void reply_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
   FUZZ_CHECK(total == out.parts_size);
 }
 
-/* A refusal: a message that makes a valid error body. */
+/* The references of an accepted request: one per input read from the
+ * region (its bytes inside the mapping) and one per output placed there. */
+static void uses_check(const TRITONBACKEND_Request *r, const srv_http_infer_opts_t *opts,
+                       const srv_shm_uses_t *uses) {
+  uint32_t outputs = 0, n = uses != NULL ? uses->count : 0;
+  for (uint32_t j = 0; j < n; j++) {
+    const srv_shm_ref_t *ref = &uses->refs[j];
+    FUZZ_CHECK(ref->byte_size <= 4096);
+    outputs += ref->output != NULL;
+    bool read = ref->output != NULL; /* an input's: some input's data */
+    for (uint32_t i = 0; i < r->input_count && !read; i++)
+      read = r->inputs[i].buffers[0].base == ref->addr &&
+             r->inputs[i].buffers[0].size == ref->byte_size;
+    FUZZ_CHECK(read);
+  }
+  uint32_t placed = 0;
+  for (uint32_t i = 0; i < opts->output_count; i++) {
+    placed += opts->outputs[i].shm;
+    FUZZ_CHECK(!opts->outputs[i].shm || srv_shm_uses_output(uses, r->outputs[i]) != NULL);
+  }
+  FUZZ_CHECK(placed == outputs);
+}
+
+/* A refusal: a message that makes a valid error body; a region that is not
+ * there is NOT_FOUND, as in Triton. */
 static void refusal_check(srv_status_t *st, upb_Arena *a) {
-  FUZZ_CHECK(srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT);
+  grpc_status_code c = srv_status_code(st);
+  FUZZ_CHECK(c == GRPC_STATUS_INVALID_ARGUMENT || c == GRPC_STATUS_NOT_FOUND);
   size_t len;
   const char *body = srv_http_error_body(srv_status_message(st), a, &len);
   json_t *back = json_loadb(body, len, 0, NULL);
@@ -147,11 +199,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   TRITONBACKEND_Request *r = NULL;
   srv_status_t *st;
   srv_http_infer_opts_t opts;
+  srv_shm_uses_t *uses = NULL;
   if (pick & 0x80) {
     st = srv_http_generate_parse(m, d, body, len, a, &r);
   } else {
-    st = srv_http_infer_parse(m, d, body, len, header, a, &r, &opts);
+    st = srv_http_infer_parse(m, d, body, len, header, shm, a, &r, &uses, &opts);
+    FUZZ_CHECK(st == NULL || uses == NULL);
     if (st == NULL) {
+      uses_check(r, &opts, uses);
       FUZZ_CHECK(opts.output_count == r->output_count);
       for (uint32_t i = 0; i < r->input_count; i++)
         for (uint32_t b = 0; b < r->inputs[i].buffer_count; b++) {
@@ -168,6 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     request_walk(d, r);
   else
     refusal_check(st, a);
+  srv_shm_uses_free(uses);
   upb_Arena_Free(a);
   return 0;
 }

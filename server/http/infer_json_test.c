@@ -1,15 +1,19 @@
 /* The HTTP inference codec (infer_json.h, generate_json.h) against models
  * made from real configs (model_bare.h): every datatype both ways, flat and
  * nested data, binary data in both directions, the parameters, every
- * refusal with its text, classification, generate and its events, the HTTP
- * statuses and error bodies. One thread. */
+ * refusal with its text, classification, shared memory, generate and its
+ * events, the HTTP statuses and error bodies. One thread. */
 #include "server/http/infer_json.h"
 #include "server/views/http_views.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "server/config/model_config.h"
 #include "server/http/generate_json.h"
@@ -18,11 +22,13 @@
 
 static srv_model_t *simple, *types, *gen;
 static srv_model_desc_t simple_d, types_d, gen_d;
+static srv_shm_t *shm; /* region "r": 128 bytes, see main */
 
 /* What a parse gave. The body and the arena stay until done(). */
 typedef struct {
   TRITONBACKEND_Request *r;
   srv_http_infer_opts_t opts;
+  srv_shm_uses_t *uses;
   char message[SRV_STATUS_MESSAGE_MAX];
   grpc_status_code code;
   char *body;
@@ -40,8 +46,8 @@ static parsed_t parse_full(srv_model_t *m, const srv_model_desc_t *d, const char
   if (bin_len) memcpy(p.body + jl, bin, bin_len);
   p.header_len = header_len ? header_len : jl;
   p.a = upb_Arena_New();
-  srv_status_t *st =
-      srv_http_infer_parse(m, d, p.body, jl + bin_len, p.header_len, p.a, &p.r, &p.opts);
+  srv_status_t *st = srv_http_infer_parse(m, d, p.body, jl + bin_len, p.header_len, shm,
+                                          p.a, &p.r, &p.uses, &p.opts);
   if (st != NULL) {
     p.r = NULL;
     p.code = srv_status_code(st);
@@ -57,6 +63,7 @@ static parsed_t parse(srv_model_t *m, const srv_model_desc_t *d, const char *jso
 }
 
 static void done(parsed_t *p) {
+  srv_shm_uses_free(p->uses);
   upb_Arena_Free(p->a);
   free(p->body);
 }
@@ -240,7 +247,8 @@ static void test_malformed(void) {
   refused(
       simple, &simple_d,
       "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16]}]}",
-      "must specify 'data' or 'binary_data_size' for input 'INPUT0' of model 'simple'");
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in "
+      "'parameters', 'shared_memory_region' in 'parameters'. But no field is set");
   refused(simple, &simple_d, SIMPLE_IN("[1]") ",\"id\":5}", "Unable to parse 'id'");
   refused(
       simple, &simple_d, "{\"inputs\":[],\"inputs\":[]}",
@@ -307,10 +315,13 @@ static void test_binary_inputs(void) {
   CHECK(strstr(p.message, "INPUT0") != NULL);
   done(&p);
   /* both data and binary_data_size; a size that is not an integer */
-  refused(simple, &simple_d,
-          "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16],"
-          "\"data\":[1],\"parameters\":{\"binary_data_size\":64}}]}",
-          "Input 'INPUT0' has both 'data' and 'binary_data_size' specified");
+  refused(
+      simple, &simple_d,
+      "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16],"
+      "\"data\":[1],\"parameters\":{\"binary_data_size\":64}}]}",
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in "
+      "'parameters', 'shared_memory_region' in 'parameters'. But set 'data' "
+      "'binary_data_size'");
   refused(simple, &simple_d,
           "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":[1,16],"
           "\"parameters\":{\"binary_data_size\":\"64\"}}]}",
@@ -431,6 +442,100 @@ static TRITONBACKEND_Request request_for(const char **names, uint32_t n, const c
   return req;
 }
 
+/* Tensors in region "r" (128 bytes, holding 0..31 as INT32): inputs read
+ * in place, outputs placed there, Triton's refusals; a refused request
+ * keeps no reference (srv_shm_uses_t only comes with success). */
+#define SHM_IN(name, off, extra)                                                 \
+  "{\"name\":\"" name                                                            \
+  "\",\"datatype\":\"INT32\",\"shape\":[1,16],"                                  \
+  "\"parameters\":{\"shared_memory_region\":\"r\",\"shared_memory_offset\":" off \
+  ",\"shared_memory_byte_size\":64" extra "}}"
+
+static void test_shared_memory(void) {
+  parsed_t p = parse(simple, &simple_d,
+                     "{\"inputs\":[" SHM_IN("INPUT0", "64", "") "," SHM_IN("INPUT1", "0", "")
+                     "],\"outputs\":[{\"name\":\"OUTPUT1\",\"parameters\":{"
+                     "\"shared_memory_region\":\"r\",\"shared_memory_byte_size\":64,"
+                     "\"binary_data\":false}},{\"name\":\"OUTPUT0\"}]}");
+  REQUIRE(p.r != NULL && p.uses != NULL);
+  CHECK_EQ_U64(p.uses->count, 3);
+  const int32_t *in0 = input_named(p.r, "INPUT0")->buffers[0].base;
+  CHECK(in0[0] == 16 && in0[15] == 31 && input_named(p.r, "INPUT0")->byte_size == 64);
+  CHECK(p.opts.outputs[0].shm && !p.opts.outputs[1].shm);
+  CHECK(srv_shm_uses_output(p.uses, "OUTPUT1") != NULL);
+  CHECK(srv_shm_uses_output(p.uses, "OUTPUT0") == NULL);
+  /* The reply names the placed output and sends no data for it. */
+  static int64_t shape[] = {1, 16};
+  struct TRITONBACKEND_Output o[2] = {{.name = "OUTPUT1",
+                                       .datatype = TRITONSERVER_TYPE_INT32,
+                                       .shape = shape,
+                                       .dims_count = 2,
+                                       .buffer = (void *)in0,
+                                       .byte_size = 64},
+                                      {.name = "OUTPUT0",
+                                       .datatype = TRITONSERVER_TYPE_INT32,
+                                       .shape = shape,
+                                       .dims_count = 2,
+                                       .buffer = (void *)in0,
+                                       .byte_size = 64}};
+  TRITONBACKEND_Response resp = response_of(o, 2);
+  srv_http_infer_reply_t out;
+  REQUIRE(srv_http_infer_encode(&simple_d, p.r, &p.opts, &resp, p.a, &out) == NULL);
+  CHECK(out.part_count == 0);
+  CHECK(strstr(out.json,
+               "{\"name\":\"OUTPUT1\",\"datatype\":\"INT32\",\"shape\":[1,16]}") != NULL);
+  done(&p);
+  /* Mixed: INPUT0 binary, INPUT1 in the region. */
+  int32_t bin[16] = {0};
+  const char *mixed =
+      "{\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"INT32\",\"shape\":"
+      "[1,16],\"parameters\":{\"binary_data_size\":64}}," SHM_IN("INPUT1", "0", "") "]}";
+  p = parse_full(simple, &simple_d, mixed, bin, 64, strlen(mixed));
+  REQUIRE(p.r != NULL && p.uses != NULL);
+  CHECK_EQ_U64(p.uses->count, 1);
+  done(&p);
+  refused(
+      simple, &simple_d,
+      "{\"inputs\":[" SHM_IN("INPUT0", "0", ",\"binary_data_size\":64") "]}",
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in "
+      "'parameters', 'shared_memory_region' in 'parameters'. But set "
+      "'binary_data_size' 'shared_memory_region'");
+  refused(simple, &simple_d, "{\"inputs\":[" SHM_IN("INPUT0", "\"0\"", "") "]}",
+          "Unable to parse 'shared_memory_offset'");
+  refused(simple, &simple_d, "{\"inputs\":[" SHM_IN("INPUT0", "100", "") "]}",
+          "Invalid offset + byte size for shared memory region: 'r'");
+  /* The second input's region is missing: the first's reference goes too. */
+  parsed_t q = parse(simple, &simple_d,
+                     "{\"inputs\":[" SHM_IN("INPUT0", "0", "") ",{\"name\":\"INPUT1\","
+                     "\"datatype\":\"INT32\",\"shape\":[1,16],\"parameters\":{"
+                     "\"shared_memory_region\":\"none\",\"shared_memory_byte_size\":64}}]}");
+  CHECK(q.r == NULL && q.uses == NULL && q.code == GRPC_STATUS_NOT_FOUND);
+  CHECK_STREQ(q.message, "Unable to find shared memory region: 'none'");
+  done(&q);
+  const char *in2 =
+      "{\"inputs\":[" SHM_IN("INPUT0", "0", "") "," SHM_IN("INPUT1", "64", "");
+  char body[1024];
+  snprintf(body, sizeof body,
+           "%s],\"outputs\":[{\"name\":\"OUTPUT0\",\"parameters\":{"
+           "\"shared_memory_region\":\"r\",\"binary_data\":true}}]}",
+           in2);
+  refused(simple, &simple_d, body,
+          "Output can't set both 'shared_memory_region' and 'binary_data'");
+  snprintf(body, sizeof body,
+           "%s],\"outputs\":[{\"name\":\"OUTPUT0\",\"parameters\":{"
+           "\"shared_memory_region\":\"r\",\"classification\":2}}]}",
+           in2);
+  refused(simple, &simple_d, body,
+          "Output can't set both 'shared_memory_region' and 'classification'");
+  snprintf(body, sizeof body,
+           "%s],\"outputs\":[{\"name\":\"OUTPUT0\",\"parameters\":{"
+           "\"shared_memory_region\":7}}]}",
+           in2);
+  refused(simple, &simple_d, body, "Unable to parse 'shared_memory_region'");
+  /* A reference a refusal left behind would keep region "r" alive past
+   * srv_shm_free at the end: LeakSanitizer reports it (--config=asan). */
+}
+
 static void test_encode_json_types(void) {
   static int64_t two[] = {2};
   static uint8_t b[] = {1, 0};
@@ -520,25 +625,28 @@ static void encode_refused(struct TRITONBACKEND_Output *o, const char *message) 
 static void test_encode_refusals(void) {
   static int64_t two[] = {2};
   static uint16_t h[] = {0x3c00, 0};
-  struct TRITONBACKEND_Output o = {"F16", TRITONSERVER_TYPE_FP16, two, 1, h, 4, .in_place = false};
+  struct TRITONBACKEND_Output o = {"F16", TRITONSERVER_TYPE_FP16, two, 1, h,
+                                   4,     .in_place = false};
   encode_refused(&o,
                  "sending FP16 data via JSON is not supported. Please use the binary "
                  "data format for output");
   static int32_t i32[] = {1, 2};
-  o = (struct TRITONBACKEND_Output){"I32", TRITONSERVER_TYPE_INT32, two, 1, i32, 4, .in_place = false};
+  o = (struct TRITONBACKEND_Output){"I32", TRITONSERVER_TYPE_INT32, two, 1, i32,
+                                    4,     .in_place = false};
   encode_refused(&o, "output tensor shape does not match size of output for 'I32'");
   static float nan2[] = {NAN, 0};
-  o = (struct TRITONBACKEND_Output){"F32", TRITONSERVER_TYPE_FP32, two, 1, nan2, 8, .in_place = false};
+  o = (struct TRITONBACKEND_Output){"F32", TRITONSERVER_TYPE_FP32, two, 1, nan2,
+                                    8,     .in_place = false};
   encode_refused(&o,
                  "output 'F32': element 0 has no JSON form (NaN, infinity, or UINT64 "
                  "above 2^63-1); request it with binary_data");
   static char bad[] = "\x02\0\0\0hi\x09\0\0\0z";
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
-                                    bad,   sizeof bad - 1, .in_place = false};
+  o = (struct TRITONBACKEND_Output){"STR",          TRITONSERVER_TYPE_BYTES, two, 1, bad,
+                                    sizeof bad - 1, .in_place = false};
   encode_refused(&o, "output tensor shape does not match size of output for 'STR'");
   static char latin[] = "\x01\0\0\0\xff\x01\0\0\0z";
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, two, 1,
-                                    latin, sizeof latin - 1, .in_place = false};
+  o = (struct TRITONBACKEND_Output){
+      "STR", TRITONSERVER_TYPE_BYTES, two, 1, latin, sizeof latin - 1, .in_place = false};
   encode_refused(&o,
                  "output 'STR': element 0 is not UTF-8 text; request it with "
                  "binary_data");
@@ -547,7 +655,7 @@ static void test_encode_refusals(void) {
 static void test_classification(void) {
   static int64_t shape[] = {2, 4};
   static float probs[] = {0.1f, 0.7f, 0.2f, 0.7f, 5, 4, 3, 2};
-  struct TRITONBACKEND_Output o = {"OUTPUT0",   TRITONSERVER_TYPE_FP32, shape, 2, probs,
+  struct TRITONBACKEND_Output o = {"OUTPUT0",    TRITONSERVER_TYPE_FP32, shape, 2, probs,
                                    sizeof probs, .in_place = false};
   TRITONBACKEND_Response resp = response_of(&o, 1);
   const char *names[] = {"OUTPUT0"};
@@ -573,7 +681,8 @@ static void test_classification(void) {
   upb_Arena_Free(a);
   static char strs[] = "\x01\0\0\0a";
   static int64_t one[] = {1};
-  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, one, 1, strs, 5, .in_place = false};
+  o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, one, 1, strs,
+                                    5,     .in_place = false};
   TRITONBACKEND_Response r2 = response_of(&o, 1);
   names[0] = "STR";
   a = upb_Arena_New();
@@ -672,8 +781,10 @@ static void test_generate_reply(void) {
   static char text[] = "\x05\0\0\0world";
   static int32_t ids[] = {4, 5, 6};
   struct TRITONBACKEND_Output o[] = {
-      {"text_output", TRITONSERVER_TYPE_BYTES, one, 2, text, sizeof text - 1, .in_place = false},
-      {"token_ids", TRITONSERVER_TYPE_INT32, three, 2, ids, sizeof ids, .in_place = false},
+      {"text_output", TRITONSERVER_TYPE_BYTES, one, 2, text, sizeof text - 1,
+       .in_place = false},
+      {"token_ids", TRITONSERVER_TYPE_INT32, three, 2, ids, sizeof ids,
+       .in_place = false},
   };
   TRITONBACKEND_Response resp = response_of(o, 2);
   const char *out;
@@ -708,6 +819,25 @@ static srv_model_t *model_make(const char *name, const char *text, srv_model_des
   upb_Arena_Free(a);
   srv_model_describe(m, d);
   return m;
+}
+
+/* A table with region "r": a 128-byte object holding 0..31 as INT32,
+ * unlinked at once (the mapping stays). */
+static srv_shm_t *region_make(void) {
+  srv_shm_t *t = srv_shm_new(true);
+  char key[64];
+  snprintf(key, sizeof key, "/nereid-infer-json-test-%d", (int)getpid());
+  int fd = shm_open(key, O_RDWR | O_CREAT | O_EXCL, 0600);
+  int32_t v[32];
+  for (int i = 0; i < 32; i++) v[i] = i;
+  if (fd < 0 || write(fd, v, sizeof v) != (ssize_t)sizeof v ||
+      srv_shm_register_system(t, "r", 1, key, strlen(key), 0, 128) != NULL) {
+    fprintf(stderr, "cannot make the shared-memory region\n");
+    exit(1);
+  }
+  shm_unlink(key);
+  close(fd);
+  return t;
 }
 
 int main(void) {
@@ -747,6 +877,7 @@ int main(void) {
       "output [{name: 'text_output' data_type: TYPE_STRING dims: [-1]},\n"
       "  {name: 'token_ids' data_type: TYPE_INT32 dims: [-1]}]",
       &gen_d);
+  shm = region_make();
   static const unit_case_t cases[] = {
       UNIT_CASE(test_simple_flat_and_nested),
       UNIT_CASE(test_every_datatype_in),
@@ -755,6 +886,7 @@ int main(void) {
       UNIT_CASE(test_binary_inputs),
       UNIT_CASE(test_parameters),
       UNIT_CASE(test_outputs),
+      UNIT_CASE(test_shared_memory),
       UNIT_CASE(test_encode_json_types),
       UNIT_CASE(test_encode_refusals),
       UNIT_CASE(test_classification),
@@ -766,5 +898,6 @@ int main(void) {
   srv_model_bare_free(simple);
   srv_model_bare_free(types);
   srv_model_bare_free(gen);
+  srv_shm_free(shm);
   return rc;
 }

@@ -35,14 +35,20 @@ static json_t *shape_json(const int64_t *shape, uint32_t n) {
   return a;
 }
 
-/* The tensor (name, datatype, shape) as sent, its data as JSON or a part. */
-static srv_status_t *tensor_put(json_t *t, const char *name, TRITONSERVER_DataType type,
-                                const int64_t *shape, uint32_t dims, const void *base,
-                                uint64_t size, bool binary, parts_t *parts) {
+/* An output's name, datatype and shape as sent. */
+static void tensor_head(json_t *t, const char *name, TRITONSERVER_DataType type,
+                        const int64_t *shape, uint32_t dims) {
   const char *dt = api_datatype_protocol_name(type);
   json_object_set_new(t, "name", json_string(name));
   json_object_set_new(t, "datatype", json_string(dt ? dt : ""));
   json_object_set_new(t, "shape", shape_json(shape, dims));
+}
+
+/* The tensor (name, datatype, shape) as sent, its data as JSON or a part. */
+static srv_status_t *tensor_put(json_t *t, const char *name, TRITONSERVER_DataType type,
+                                const int64_t *shape, uint32_t dims, const void *base,
+                                uint64_t size, bool binary, parts_t *parts) {
+  tensor_head(t, name, type, shape, dims);
   if (binary) {
     json_t *p = json_object();
     json_object_set_new(p, "binary_data_size", json_integer((json_int_t)size));
@@ -62,6 +68,10 @@ static srv_status_t *output_put(const srv_model_desc_t *d,
                                 const srv_http_output_opt_t *opt, upb_Arena *a, json_t *t,
                                 parts_t *parts) {
   const void *base = o->buffer ? o->buffer : "";
+  if (opt->shm) { /* in the client's region already (srv_response_shm_settle) */
+    tensor_head(t, o->name, o->datatype, o->shape, o->dims_count);
+    return NULL;
+  }
   if (opt->class_count == 0)
     return tensor_put(t, o->name, o->datatype, o->shape, o->dims_count, base,
                       o->byte_size, opt->binary, parts);

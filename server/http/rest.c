@@ -168,6 +168,29 @@ static void repository_route(srv_rest_t *rest, srv_http_exchange_t *x, const rou
   }
 }
 
+/* /v2/{system,cuda}sharedmemory[/region/{name}]/{status,register,unregister}
+ * (Triton's routes): status by GET, the others by POST. */
+static void shm_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r,
+                      srv_shm_kind_t kind) {
+  srv_http_bytes_t region = {"", 0}, action = r->seg[r->count - 1];
+  bool known = r->count == 3 ||
+               (r->count == 5 && seg_is(r->seg[2], "region") && r->seg[3].len > 0);
+  if (r->count == 5) region = r->seg[3];
+  srv_rest_shm_op_t op = SRV_REST_SHM_STATUS;
+  if (seg_is(action, "register"))
+    op = SRV_REST_SHM_REGISTER;
+  else if (seg_is(action, "unregister"))
+    op = SRV_REST_SHM_UNREGISTER;
+  else if (!seg_is(action, "status"))
+    known = false;
+  if (!known)
+    srv_http_reply_error(x, 404, "Not Found");
+  else if (!method_is(x, op == SRV_REST_SHM_STATUS ? "GET" : "POST"))
+    srv_http_reply_error(x, 405, "Method Not Allowed");
+  else
+    srv_rest_shm(rest->srv, x, kind, region, op);
+}
+
 static void route(void *ctx, srv_http_exchange_t *x) {
   srv_rest_t *rest = ctx;
   route_t r;
@@ -193,6 +216,10 @@ static void route(void *ctx, srv_http_exchange_t *x) {
     model_route(rest, x, &r);
   } else if (r.count >= 3 && seg_is(r.seg[1], "repository")) {
     repository_route(rest, x, &r);
+  } else if (r.count >= 3 && seg_is(r.seg[1], "systemsharedmemory")) {
+    shm_route(rest, x, &r, SRV_SHM_SYSTEM);
+  } else if (r.count >= 3 && seg_is(r.seg[1], "cudasharedmemory")) {
+    shm_route(rest, x, &r, SRV_SHM_CUDA);
   } else {
     srv_http_reply_error(x, 404, "Not Found");
   }

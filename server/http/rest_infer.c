@@ -423,9 +423,10 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   }
   f->arena = upb_Arena_New();
   if (f->arena == NULL) SRV_FATAL("out of memory");
+  srv_shm_uses_t *uses = NULL; /* ours until the state takes it */
   st = mode == SRV_REST_INFER
-           ? srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len, f->arena,
-                                  &f->request, &f->opts)
+           ? srv_http_infer_parse(m, &f->desc, f->body, body.len, header_len, srv->shm,
+                                  f->arena, &f->request, &uses, &f->opts)
            : srv_http_generate_parse(m, &f->desc, f->body, body.len, f->arena,
                                      &f->request);
   if (st != NULL) {
@@ -440,6 +441,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   state->model = m; /* the lookup's reference, dropped with the state */
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
+  state->shm = uses; /* released with the state, as the gRPC frontend's */
   TRITONBACKEND_Request *r = f->request;
   r->state = state;
   r->model = m;

@@ -11,7 +11,10 @@
 #include "server/views/views.h"
 
 void srv_rest_answer(srv_http_exchange_t *x, srv_http_answer_t *a) {
-  srv_http_reply_json(x, a->code, a->body, a->len); /* takes the body */
+  if (a->body == NULL) /* success without a body (shared memory) */
+    srv_http_reply(x, a->code, "application/json", NULL);
+  else
+    srv_http_reply_json(x, a->code, a->body, a->len); /* takes the body */
   a->body = NULL;
   srv_http_answer_free(a);
 }
@@ -99,4 +102,24 @@ void srv_rest_repository_op(srv_server_t *srv, srv_http_exchange_t *x, bool load
   q->op.name = q->name;
   q->op.done = repo_done;
   srv_repository_submit(srv->repository, &q->op);
+}
+
+/* ---- shared memory ---- */
+
+void srv_rest_shm(srv_server_t *srv, srv_http_exchange_t *x, srv_shm_kind_t kind,
+                  srv_http_bytes_t region, srv_rest_shm_op_t op) {
+  srv_http_answer_t a;
+  srv_http_bytes_t body = srv_http_body(x);
+  switch (op) {
+    case SRV_REST_SHM_STATUS:
+      srv_http_shm_status(srv->shm, kind, view_of(region), &a);
+      break;
+    case SRV_REST_SHM_REGISTER:
+      srv_http_shm_register(srv->shm, kind, view_of(region), body.base, body.len, &a);
+      break;
+    case SRV_REST_SHM_UNREGISTER:
+      srv_http_shm_unregister(srv->shm, kind, view_of(region), &a);
+      break;
+  }
+  srv_rest_answer(x, &a);
 }

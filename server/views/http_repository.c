@@ -2,7 +2,6 @@
  * http_body.h). A load body becomes the RepositoryModelLoadRequest that
  * the gRPC frontend receives, so that srv_load_override_parse checks both
  * the same way, with the same texts. Any thread. */
-#include <openssl/evp.h>
 #include <string.h>
 
 #include "server/common/log.h"
@@ -11,54 +10,6 @@
 #include "server/views/http_views.h"
 
 #define FILE_PREFIX "file:"
-
-/* OpenSSL's decoder takes an int length: the text goes in chunks. */
-enum { BASE64_CHUNK = 1 << 20 };
-
-srv_status_t *srv_http_body_parse(const char *body, size_t len, json_t **out) {
-  *out = NULL;
-  if (len == 0) return NULL;
-  json_error_t err;
-  /* A key given twice is refused: which "file:" would win is nobody's
-   * guess. jansson refuses NUL bytes in keys and strings by default. */
-  json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-  if (j == NULL)
-    return srv_status_new(
-        GRPC_STATUS_INVALID_ARGUMENT,
-        "failed to parse the request JSON buffer: %s at line %d column %d", err.text,
-        err.line, err.column);
-  if (!json_is_object(j)) {
-    json_decref(j);
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "the request JSON must be an object");
-  }
-  *out = j;
-  return NULL;
-}
-
-/* The bytes that the base64 text s[0..n) encodes, in `a`; false when it is
- * not base64 (whitespace between groups is allowed, padding is not
- * optional). */
-static bool base64_decode(const char *s, size_t n, upb_Arena *a, upb_StringView *out) {
-  unsigned char *buf = srv_arena_alloc(a, n / 4 * 3 + 3);
-  EVP_ENCODE_CTX *c = EVP_ENCODE_CTX_new();
-  if (c == NULL) SRV_FATAL("out of memory");
-  EVP_DecodeInit(c);
-  size_t used = 0;
-  bool ok = true;
-  for (size_t i = 0; ok && i < n; i += BASE64_CHUNK) {
-    int chunk = n - i > BASE64_CHUNK ? BASE64_CHUNK : (int)(n - i);
-    int got = 0;
-    ok = EVP_DecodeUpdate(c, buf + used, &got, (const unsigned char *)s + i, chunk) >= 0;
-    used += (size_t)got;
-  }
-  int got = 0;
-  ok = ok && EVP_DecodeFinal(c, buf + used, &got) >= 0;
-  used += (size_t)got;
-  EVP_ENCODE_CTX_free(c);
-  *out = upb_StringView_FromDataAndSize((const char *)buf, used);
-  return ok;
-}
 
 /* "parameters" of a body (NULL when absent); an error when it is not an
  * object. `action` is "load" or "unload", for the text. */
@@ -112,7 +63,7 @@ static srv_status_t *param_add(inference_RepositoryModelLoadRequest *req, const 
                             "more than %llu bytes, the most one load may write",
                             qm, (unsigned long long)SRV_LOAD_OVERRIDE_BYTES_MAX);
     upb_StringView file;
-    if (!base64_decode(s, n, a, &file))
+    if (!srv_http_base64_decode(s, n, a, &file))
       return srv_status_new(
           GRPC_STATUS_INVALID_ARGUMENT,
           "failed to load '%s': the value of load parameter '%s' is not "

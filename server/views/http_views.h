@@ -94,4 +94,28 @@ srv_status_t *srv_http_load_parse(upb_StringView model, const char *body, size_t
 srv_status_t *srv_http_unload_parse(upb_StringView model, const char *body, size_t len,
                                     bool *unload_dependents, int *http_code);
 
+/** GET /v2/systemsharedmemory[/region/{name}]/status (kind SYSTEM) and
+ *  /v2/cudasharedmemory[...]/status (CUDA), name empty without a region:
+ *  a JSON array of {"name", "key", "offset", "byte_size"} (system) or
+ *  {"name", "device_id", "byte_size"} (CUDA), in name order; the table's
+ *  NOT_FOUND (404) for an unknown name or one of the other kind. */
+void srv_http_shm_status(srv_shm_t *shm, srv_shm_kind_t kind, upb_StringView name,
+                         srv_http_answer_t *out);
+
+/** POST .../region/{name}/register with its body: system
+ *  {"key": "/obj", "offset": N (optional), "byte_size": N}, CUDA
+ *  {"raw_handle": {"b64": "<base64 cudaIpcMemHandle_t>"}, "device_id": N,
+ *  "byte_size": N}, read with Triton's texts (missing fields, wrong
+ *  types, a handle that is not base64 of 64 bytes), then registered as
+ *  the gRPC RPC does. An empty name (no region in the route) is Triton's
+ *  "'region name' is necessary" 400. Success: 200 and no body. */
+void srv_http_shm_register(srv_shm_t *shm, srv_shm_kind_t kind, upb_StringView name,
+                           const char *body, size_t len, srv_http_answer_t *out);
+
+/** POST .../[region/{name}/]unregister: one region, or every region of
+ *  kind when name is empty; an unknown name is no error (Triton). 200 and
+ *  no body. */
+void srv_http_shm_unregister(srv_shm_t *shm, srv_shm_kind_t kind, upb_StringView name,
+                             srv_http_answer_t *out);
+
 #endif
