@@ -16,7 +16,6 @@ typedef struct {
 } cuda_ipc_handle_t; /* cudaIpcMemHandle_t, passed by value */
 
 enum {
-  CUDA_MEMCPY_HOST_TO_HOST = 0,
   CUDA_MEMCPY_HOST_TO_DEVICE = 1,
   CUDA_MEMCPY_DEVICE_TO_HOST = 2,
   CUDA_MEMCPY_DEVICE_TO_DEVICE = 3,
@@ -33,9 +32,9 @@ typedef struct {
   const char *(*error_string)(cuda_error_t);
   cuda_error_t (*ipc_open)(void **, cuda_ipc_handle_t, unsigned);
   cuda_error_t (*ipc_close)(void *);
-  cuda_error_t (*memcpy)(void *, const void *, size_t, int);
-  cuda_error_t (*malloc)(void **, size_t);
-  cuda_error_t (*free)(void *);
+  cuda_error_t (*copy)(void *, const void *, size_t, int);
+  cuda_error_t (*device_alloc)(void **, size_t);
+  cuda_error_t (*device_free)(void *);
   cuda_error_t (*host_alloc)(void **, size_t, unsigned);
   cuda_error_t (*free_host)(void *);
   cuda_error_t (*attribute)(int *, int, int);
@@ -98,9 +97,9 @@ static void load_once(void) {
   RESOLVE(error_string, "cudaGetErrorString");
   RESOLVE(ipc_open, "cudaIpcOpenMemHandle");
   RESOLVE(ipc_close, "cudaIpcCloseMemHandle");
-  RESOLVE(memcpy, "cudaMemcpy");
-  RESOLVE(malloc, "cudaMalloc");
-  RESOLVE(free, "cudaFree");
+  RESOLVE(copy, "cudaMemcpy");
+  RESOLVE(device_alloc, "cudaMalloc");
+  RESOLVE(device_free, "cudaFree");
   RESOLVE(host_alloc, "cudaHostAlloc");
   RESOLVE(free_host, "cudaFreeHost");
   RESOLVE(attribute, "cudaDeviceGetAttribute");
@@ -245,7 +244,7 @@ srv_status_t *srv_cuda_copy(void *dst, TRITONSERVER_MemoryType dst_type, const v
   if (!device_enter((int)device, &previous))
     return srv_status_new(GRPC_STATUS_INTERNAL, "cannot make GPU %lld current",
                           (long long)device);
-  cuda_error_t err = api.memcpy(dst, src, n, kind);
+  cuda_error_t err = api.copy(dst, src, n, kind);
   device_leave((int)device, previous);
   return err == 0 ? NULL : cuda_failed(GRPC_STATUS_INTERNAL, "cudaMemcpy", device, err);
 }
@@ -256,7 +255,7 @@ srv_status_t *srv_cuda_malloc(int device, size_t n, void **ptr) {
   int previous;
   if (!device_enter(device, &previous))
     return srv_status_new(GRPC_STATUS_INTERNAL, "cannot make GPU %d current", device);
-  cuda_error_t err = api.malloc(ptr, n);
+  cuda_error_t err = api.device_alloc(ptr, n);
   device_leave(device, previous);
   return err == 0
              ? NULL
@@ -267,7 +266,7 @@ void srv_cuda_free(int device, void *ptr) {
   if (ptr == NULL || !device_valid(device)) return;
   int previous;
   if (!device_enter(device, &previous)) return;
-  api.free(ptr);
+  api.device_free(ptr);
   device_leave(device, previous);
 }
 

@@ -34,8 +34,14 @@ static void gpu_pool_create(int device, uint64_t bytes) {
     srv_status_free(st);
     return;
   }
-  gpu_pools[device].base = base;
-  gpu_pools[device].pool = srv_pool_new((uintptr_t)base, bytes, SRV_POOL_BLOCKS_MAX);
+  srv_pool_t *pool = srv_pool_new((uintptr_t)base, bytes, SRV_POOL_BLOCKS_MAX);
+  if (pool == NULL) { /* less than one aligned unit */
+    SRV_WARN("CUDA memory pool on GPU %d is not available: %llu bytes is too small",
+             device, (unsigned long long)bytes);
+    srv_cuda_free(device, base);
+    return;
+  }
+  gpu_pools[device] = (cuda_pool_t){.pool = pool, .base = base};
   SRV_INFO("CUDA memory pool is created on device %d with size %llu", device,
            (unsigned long long)bytes);
 }
@@ -75,6 +81,13 @@ void srv_cuda_pools_init(const srv_options_t *opt) {
   }
   pinned_pool.pool =
       srv_pool_new((uintptr_t)pinned_pool.base, pinned, SRV_POOL_BLOCKS_MAX);
+  if (pinned_pool.pool == NULL) {
+    SRV_WARN("Pinned memory pool disabled: %llu bytes is too small",
+             (unsigned long long)pinned);
+    srv_cuda_host_free(pinned_pool.base);
+    pinned_pool.base = NULL;
+    return;
+  }
   SRV_INFO("Pinned memory pool is created at '%p' with size %llu", pinned_pool.base,
            (unsigned long long)pinned);
 }
