@@ -72,6 +72,7 @@ static void pools_without_gpu(void) {
   /* Pinned falls back to ordinary host memory, as Triton without a pool. */
   REQUIRE(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_CPU_PINNED, 0, 100, &p) == NULL);
   memset(p, 1, 100);
+  CHECK(!srv_cuda_pool_pinned(p));
   srv_cuda_pool_free(TRITONSERVER_MEMORY_CPU_PINNED, 0, p);
   REQUIRE(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_CPU, 0, 0, &p) == NULL);
   srv_cuda_pool_free(TRITONSERVER_MEMORY_CPU, 0, p);
@@ -95,6 +96,7 @@ static void pools_and_copies_on_gpu(void) {
   REQUIRE(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_CPU_PINNED, 0, 4096, &h) == NULL);
   CHECK_EQ_U64(srv_cuda_pool_used(TRITONSERVER_MEMORY_GPU, 0), 4096);
   CHECK_EQ_U64(srv_cuda_pool_used(TRITONSERVER_MEMORY_CPU_PINNED, 0), 4096);
+  CHECK(srv_cuda_pool_pinned(h));
   char src[4096], back[4096];
   for (size_t i = 0; i < sizeof src; i++) src[i] = (char)i;
   CHECK(srv_cuda_copy(g, TRITONSERVER_MEMORY_GPU, src, TRITONSERVER_MEMORY_CPU, 4096,

@@ -189,6 +189,10 @@ void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr)
   SRV_ERROR("freeing %p of unknown memory type %d", ptr, (int)type);
 }
 
+bool srv_cuda_pool_pinned(const void *ptr) {
+  return pinned_pool.pool != NULL && srv_pool_owns(pinned_pool.pool, (uintptr_t)ptr);
+}
+
 size_t srv_cuda_pool_used(TRITONSERVER_MemoryType type, int64_t device) {
   srv_pool_t *pool = NULL;
   if (type == TRITONSERVER_MEMORY_GPU && device >= 0 && device < gpu_pool_devices)

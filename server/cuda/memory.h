@@ -7,6 +7,7 @@
 #ifndef NEREID_SERVER_CUDA_MEMORY_H
 #define NEREID_SERVER_CUDA_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,11 @@ srv_status_t *srv_cuda_pool_alloc(TRITONSERVER_MemoryType type, int64_t device, 
 /** Frees what srv_cuda_pool_alloc gave with the same type and device; NULL
  *  is a no-op. A pointer that the pool does not know is logged, not freed. */
 void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr);
+
+/** Whether ptr lies in the pinned pool: what srv_cuda_pool_alloc gave for
+ *  TRITONSERVER_MEMORY_CPU_PINNED is really pinned, not the fallback (a
+ *  caller reporting the memory type it got says CPU otherwise). No lock. */
+bool srv_cuda_pool_pinned(const void *ptr);
 
 /** Bytes in use in `device`'s pool (type GPU) or the pinned pool; 0 when
  *  there is no such pool. For tests and statistics. */
