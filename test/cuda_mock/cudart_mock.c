@@ -5,9 +5,14 @@
  * server loads it as it would the real one (server/cuda/cuda.c). Devices:
  * $NEREID_MOCK_GPUS (default 2). Any thread; the current device is per
  * thread, as CUDA's. Only the functions the server resolves exist. */
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -23,7 +28,38 @@ typedef struct {
   char reserved[64];
 } ipc_handle_t; /* cudaIpcMemHandle_t */
 
-static _Thread_local int current;
+/* The current device of each thread, by thread id. Not _Thread_local: TSan
+ * reports glibc's release of a dlopen'd library's TLS as a race. A thread
+ * that never set one has device 0, as with CUDA. */
+enum { THREADS_MAX = 256 };
+static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  long tid;
+  int device;
+} current[THREADS_MAX];
+
+static int current_get(void) {
+  long tid = (long)syscall(SYS_gettid);
+  int device = 0;
+  pthread_mutex_lock(&current_lock);
+  for (int i = 0; i < THREADS_MAX; i++)
+    if (current[i].tid == tid) device = current[i].device;
+  pthread_mutex_unlock(&current_lock);
+  return device;
+}
+
+/* Thread ids are reused by later threads; a full table reuses slot 0. */
+static void current_set(int device) {
+  long tid = (long)syscall(SYS_gettid);
+  pthread_mutex_lock(&current_lock);
+  int slot = -1;
+  for (int i = 0; i < THREADS_MAX && slot < 0; i++)
+    if (current[i].tid == tid || current[i].tid == 0) slot = i;
+  if (slot < 0) slot = 0;
+  current[slot].tid = tid;
+  current[slot].device = device;
+  pthread_mutex_unlock(&current_lock);
+}
 
 static int devices(void) {
   const char *env = getenv("NEREID_MOCK_GPUS");
@@ -36,13 +72,30 @@ EXPORT int cudaGetDeviceCount(int *n) {
 }
 
 EXPORT int cudaGetDevice(int *d) {
-  *d = current;
+  *d = current_get();
   return OK;
+}
+
+/* With $NEREID_MOCK_CUDA_LOG set, each cudaSetDevice appends "set_device
+ * device=D tid=T" there (one write(2) per line), so a test can see which
+ * thread made which device current. */
+static void log_set_device(int d) {
+  const char *path = getenv("NEREID_MOCK_CUDA_LOG");
+  if (path == NULL) return;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (fd < 0) return;
+  char line[64];
+  int n = snprintf(line, sizeof line, "set_device device=%d tid=%ld\n", d,
+                   (long)syscall(SYS_gettid));
+  if (write(fd, line, (size_t)n) != n) { /* a test reads what is there */
+  }
+  close(fd);
 }
 
 EXPORT int cudaSetDevice(int d) {
   if (d < 0 || d >= devices()) return ERR_INVALID_DEVICE;
-  current = d;
+  current_set(d);
+  log_set_device(d);
   return OK;
 }
 
