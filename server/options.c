@@ -16,6 +16,7 @@ typedef enum {
   FLAG_STRING_LIST, /* offset: the char ** list; its count follows it */
   FLAG_INT,
   FLAG_BOOL,
+  FLAG_U64, /* uint64_t in [min, UINT64_MAX] */
 } flag_kind_t;
 
 typedef struct {
@@ -37,6 +38,9 @@ _Static_assert(offsetof(srv_options_t, load_model_count) ==
                "count must follow its list");
 _Static_assert(offsetof(srv_options_t, backend_config_count) ==
                    offsetof(srv_options_t, backend_configs) + sizeof(char **),
+               "count must follow its list");
+_Static_assert(offsetof(srv_options_t, cuda_memory_pool_count) ==
+                   offsetof(srv_options_t, cuda_memory_pools) + sizeof(char **),
                "count must follow its list");
 _Static_assert(offsetof(srv_options_t, metrics_config_count) ==
                    offsetof(srv_options_t, metrics_configs) + sizeof(char **),
@@ -132,6 +136,13 @@ static const flag_t flags[] = {
      "Milliseconds between two samples of the CPU utilization (default 2000)."},
     {"metrics-config", FLAG_STRING_LIST, OPT(metrics_configs), 0, 0,
      "A metrics setting <key>=<value> (server/metrics/metrics.md); repeatable."},
+    {"cuda-memory-pool-byte-size", FLAG_STRING_LIST, OPT(cuda_memory_pools), 0, 0,
+     "<GPU id>:<bytes>: the CUDA memory pool of that GPU, from which backends and "
+     "the server take GPU memory; repeatable; 0 means no pool (default 64 MiB per "
+     "GPU, as tritonserver)."},
+    {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
+     "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
+     "no pool (default 268435456, as tritonserver)."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
 };
 
@@ -152,6 +163,30 @@ static srv_status_t *parse_bool(const char *name, const char *value, bool *out) 
                           "--%s expects true or false, got '%s'", name, value);
   }
   return NULL;
+}
+
+/* Decimal digits only: strtoull alone takes "-1" and leading blanks. */
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (*s < '0' || *s > '9') return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+/* "<GPU id>:<bytes>" of --cuda-memory-pool-byte-size. */
+static bool pool_setting_parse(const char *c, int *device, uint64_t *bytes) {
+  const char *colon = strchr(c, ':');
+  char id[16];
+  if (colon == NULL || (size_t)(colon - c) >= sizeof id) return false;
+  memcpy(id, c, (size_t)(colon - c));
+  id[colon - c] = '\0';
+  uint64_t d;
+  if (!parse_u64(id, &d) || d > INT32_MAX || !parse_u64(colon + 1, bytes)) return false;
+  *device = (int)d;
+  return true;
 }
 
 static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *value) {
@@ -184,6 +219,15 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
     }
     case FLAG_BOOL:
       return parse_bool(f->name, value, (bool *)slot);
+    case FLAG_U64: {
+      uint64_t v;
+      if (!parse_u64(value, &v) || v < (uint64_t)f->min)
+        return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                              "--%s expects an integer in [%ld, %llu], got '%s'", f->name,
+                              f->min, (unsigned long long)UINT64_MAX, value);
+      *(uint64_t *)slot = v;
+      return NULL;
+    }
   }
   return NULL;
 }
@@ -215,6 +259,7 @@ static void options_defaults(srv_options_t *opt) {
   opt->model_control_mode = srv_strdup("none");
   opt->strict_readiness = true;
   opt->exit_on_error = true;
+  opt->pinned_memory_pool_byte_size = 256ull << 20;
 }
 
 srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
@@ -262,6 +307,16 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
       return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                             "--backend-config '%s': expected <backend>,<key>=<value>", c);
   }
+  for (size_t i = 0; i < opt->cuda_memory_pool_count; i++) {
+    int device;
+    uint64_t bytes;
+    if (!pool_setting_parse(opt->cuda_memory_pools[i], &device, &bytes))
+      return srv_status_new(
+          GRPC_STATUS_INVALID_ARGUMENT,
+          "--cuda-memory-pool-byte-size '%s': expected <GPU id>:<bytes>, "
+          "both non-negative integers",
+          opt->cuda_memory_pools[i]);
+  }
   const char *mode = opt->model_control_mode;
   if (strcmp(mode, "none") != 0 && strcmp(mode, "explicit") != 0 &&
       strcmp(mode, "poll") != 0)
@@ -289,6 +344,17 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
   return NULL;
 }
 
+uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device) {
+  uint64_t bytes = 64ull << 20;
+  /* The last setting for a device wins, as a later flag overrides. */
+  for (size_t i = 0; i < opt->cuda_memory_pool_count; i++) {
+    int d;
+    uint64_t b;
+    if (pool_setting_parse(opt->cuda_memory_pools[i], &d, &b) && d == device) bytes = b;
+  }
+  return bytes;
+}
+
 void srv_options_usage(FILE *out) {
   fprintf(out, "Usage: nereid --model-repository=PATH [flags]\n\nFlags:\n");
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
@@ -310,6 +376,9 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->metrics_address);
   for (size_t i = 0; i < opt->metrics_config_count; i++) free(opt->metrics_configs[i]);
   free(opt->metrics_configs);
+  for (size_t i = 0; i < opt->cuda_memory_pool_count; i++)
+    free(opt->cuda_memory_pools[i]);
+  free(opt->cuda_memory_pools);
   free(opt->backend_directory);
   free(opt->model_control_mode);
   memset(opt, 0, sizeof *opt);

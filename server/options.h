@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "server/common/status.h"
@@ -43,7 +44,12 @@ typedef struct {
   int metrics_interval_ms;  /* --metrics-interval-ms, default 2000 */
   char **metrics_configs;   /* --metrics-config=<key>=<value>, repeatable */
   size_t metrics_config_count;
-  bool help; /* --help */
+  /* --cuda-memory-pool-byte-size=<GPU id>:<bytes>, repeatable; checked by
+   * srv_options_validate, read through srv_options_cuda_pool_bytes. */
+  char **cuda_memory_pools;
+  size_t cuda_memory_pool_count;
+  uint64_t pinned_memory_pool_byte_size; /* --pinned-memory-pool-byte-size, 256 MiB */
+  bool help;                             /* --help */
   /* Bounds on what one client can make the gRPC frontend hold (README.md,
    * "Limits"). */
   int grpc_max_receive_message_size;     /* bytes, as sent or inflated; INT_MAX */
@@ -60,6 +66,11 @@ srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv);
 
 /** Checks what the flags cannot say alone (e.g. repositories exist). */
 srv_status_t *srv_options_validate(const srv_options_t *opt);
+
+/** The CUDA memory pool size of `device`: its last
+ *  --cuda-memory-pool-byte-size, else Triton's default of 64 MiB. Only
+ *  after srv_options_validate accepted opt. */
+uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device);
 
 void srv_options_usage(FILE *out);
 void srv_options_free(srv_options_t *opt);

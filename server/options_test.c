@@ -1,6 +1,7 @@
 /* Flag parsing: both value forms, repeats, defaults, and precise errors. */
 #include "server/options.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "test/unit/unit.h"
@@ -206,6 +207,50 @@ static void model_control_flags(void) {
   srv_options_free(&opt);
 }
 
-UNIT_MAIN("options", UNIT_CASE(model_control_flags), UNIT_CASE(limit_flags),
-          UNIT_CASE(defaults_match_tritonserver), UNIT_CASE(both_value_forms_and_repeats),
-          UNIT_CASE(bad_flags_name_the_flag), UNIT_CASE(validate_checks_repositories))
+static void memory_pool_flags(void) {
+  srv_options_t opt;
+  char *defaults[] = {"nereid", "--model-repository=/", NULL};
+  REQUIRE(parse(&opt, defaults) == NULL);
+  /* tritonserver's defaults: 64 MiB per GPU, 256 MiB pinned. */
+  CHECK_EQ_U64(srv_options_cuda_pool_bytes(&opt, 0), 64u << 20);
+  CHECK_EQ_U64(srv_options_cuda_pool_bytes(&opt, 3), 64u << 20);
+  CHECK_EQ_U64(opt.pinned_memory_pool_byte_size, 256u << 20);
+  srv_options_free(&opt);
+
+  char *set[] = {"nereid",
+                 "--model-repository=/",
+                 "--cuda-memory-pool-byte-size=0:1024",
+                 "--cuda-memory-pool-byte-size",
+                 "1:0",
+                 "--cuda-memory-pool-byte-size=0:8589934592",
+                 "--pinned-memory-pool-byte-size=4294967296",
+                 NULL};
+  REQUIRE(parse(&opt, set) == NULL);
+  CHECK(srv_options_validate(&opt) == NULL);
+  CHECK_EQ_U64(srv_options_cuda_pool_bytes(&opt, 0), 8589934592ull); /* the last wins */
+  CHECK_EQ_U64(srv_options_cuda_pool_bytes(&opt, 1), 0);
+  CHECK_EQ_U64(srv_options_cuda_pool_bytes(&opt, 2), 64u << 20);
+  CHECK_EQ_U64(opt.pinned_memory_pool_byte_size, 4294967296ull);
+  srv_options_free(&opt);
+
+  const char *bad[] = {"0", "0:", ":5", "a:5", "0:5x", "-1:5", "0:-5", "99999999999:1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char flag[64];
+    snprintf(flag, sizeof flag, "--cuda-memory-pool-byte-size=%s", bad[i]);
+    char *argv[] = {"nereid", "--model-repository=/", flag, NULL};
+    REQUIRE(parse(&opt, argv) == NULL);
+    srv_status_t *st = srv_options_validate(&opt);
+    CHECK(st != NULL && strstr(srv_status_message(st), "<GPU id>:<bytes>") != NULL);
+    srv_status_free(st);
+    srv_options_free(&opt);
+  }
+  char *negative[] = {"nereid", "--pinned-memory-pool-byte-size=-1", NULL};
+  expect_error(negative, GRPC_STATUS_INVALID_ARGUMENT, "--pinned-memory-pool-byte-size");
+  char *huge[] = {"nereid", "--pinned-memory-pool-byte-size=18446744073709551616", NULL};
+  expect_error(huge, GRPC_STATUS_INVALID_ARGUMENT, "--pinned-memory-pool-byte-size");
+}
+
+UNIT_MAIN("options", UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
+          UNIT_CASE(limit_flags), UNIT_CASE(defaults_match_tritonserver),
+          UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
+          UNIT_CASE(validate_checks_repositories))

@@ -23,33 +23,12 @@ static const struct {
   bool subtract;
 } kOutputs[2] = {{"OUTPUT0", false}, {"OUTPUT1", true}};
 
+static const char *const kOutputNames[2] = {"OUTPUT0", "OUTPUT1"};
+
 /* All four tensors must exist with one datatype and the same dims. */
 static bool validate(const bk_model_config_t *cfg, char *err, size_t len) {
-  if (cfg->input_count != 2 || cfg->output_count != 2) {
-    snprintf(err, len, "expected inputs INPUT0, INPUT1 and outputs OUTPUT0, OUTPUT1");
-    return false;
-  }
-  const bk_tensor_config_t *first = bk_model_config_input(cfg, kInputs[0]);
-  for (int i = 0; i < 4; i++) {
-    const char *name = i < 2 ? kInputs[i] : kOutputs[i - 2].name;
-    const bk_tensor_config_t *t =
-        i < 2 ? bk_model_config_input(cfg, name) : bk_model_config_output(cfg, name);
-    if (t == NULL) {
-      snprintf(err, len, "missing %s '%s'", i < 2 ? "input" : "output", name);
-      return false;
-    }
-    if (!addsub_kernel_supports(t->datatype)) {
-      snprintf(err, len, "tensor '%s': datatype %s is not an integer or float type", name,
-               bk_datatype_name(t->datatype));
-      return false;
-    }
-    if (t->datatype != first->datatype ||
-        !bk_shape_equal(t->dims, t->dims_count, first->dims, first->dims_count)) {
-      snprintf(err, len, "tensor '%s' must have the datatype and dims of INPUT0", name);
-      return false;
-    }
-  }
-  return true;
+  return bk_pair_config_check(cfg, kInputs, kOutputNames, addsub_kernel_supports,
+                              "an integer or float type", err, len);
 }
 
 /* Creates only the outputs the client asked for. */

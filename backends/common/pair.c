@@ -1,6 +1,8 @@
 /* Two-input requests (see pair.h). */
 #include "backends/common/pair.h"
 
+#include <stdio.h>
+
 #include "backends/common/datatype.h"
 #include "backends/common/error.h"
 #include "backends/common/shape.h"
@@ -52,4 +54,37 @@ TRITONSERVER_Error *bk_pair_respond(const bk_model_config_t *cfg,
   bk_input_release(&a);
   bk_input_release(&b);
   return err;
+}
+
+bool bk_pair_config_check(const bk_model_config_t *cfg, const char *const in[2],
+                          const char *const out[2],
+                          bool (*supports)(TRITONSERVER_DataType), const char *types,
+                          char *err, size_t len) {
+  if (cfg->input_count != 2 || cfg->output_count != 2) {
+    snprintf(err, len, "expected inputs %s, %s and outputs %s, %s", in[0], in[1], out[0],
+             out[1]);
+    return false;
+  }
+  const bk_tensor_config_t *first = bk_model_config_input(cfg, in[0]);
+  for (int i = 0; i < 4; i++) {
+    const char *name = i < 2 ? in[i] : out[i - 2];
+    const bk_tensor_config_t *t =
+        i < 2 ? bk_model_config_input(cfg, name) : bk_model_config_output(cfg, name);
+    if (t == NULL) {
+      snprintf(err, len, "missing %s '%s'", i < 2 ? "input" : "output", name);
+      return false;
+    }
+    if (!supports(t->datatype)) {
+      snprintf(err, len, "tensor '%s': datatype %s is not %s", name,
+               bk_datatype_name(t->datatype), types);
+      return false;
+    }
+    if (t->datatype != first->datatype ||
+        !bk_shape_equal(t->dims, t->dims_count, first->dims, first->dims_count)) {
+      snprintf(err, len, "tensor '%s' must have the datatype and dims of %s", name,
+               in[0]);
+      return false;
+    }
+  }
+  return true;
 }

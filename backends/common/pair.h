@@ -21,4 +21,13 @@ TRITONSERVER_Error *bk_pair_respond(const bk_model_config_t *cfg,
                                     const char *const names[2],
                                     bk_pair_compute_fn *compute, uint64_t *batch_size);
 
+/** The config of a two-in, two-out model (addsub, addsub_cuda): exactly
+ *  inputs in[0], in[1] and outputs out[0], out[1], all of one datatype that
+ *  `supports` accepts and the dims of in[0]. False with a message in err;
+ *  `types` ends it for a datatype refused ("datatype X is not <types>"). */
+bool bk_pair_config_check(const bk_model_config_t *cfg, const char *const in[2],
+                          const char *const out[2],
+                          bool (*supports)(TRITONSERVER_DataType), const char *types,
+                          char *err, size_t len);
+
 #endif

@@ -77,10 +77,6 @@ TRITONSERVER_InferenceResponse *srv_bls_response_make(const srv_bls_origin_t *o,
 TRITONSERVER_InferenceResponse *srv_bls_response_failed(const srv_bls_origin_t *o,
                                                         TRITONSERVER_Error *err);
 
-/** A TRITONSERVER_Error carrying a status's message, with the Triton code
- *  matching its gRPC code; frees the status. */
-TRITONSERVER_Error *srv_bls_error_from_status(srv_status_t *st);
-
 /** The loaded model `name` at `version` (-1: the latest ready one) with a
  *  reference the caller drops (srv_model_unref), or UNAVAILABLE in
  *  Triton's wording ("Request for unknown model: ..."). Any thread

@@ -11,6 +11,7 @@
 #include "actors/timer.h"
 #include "server/api/datatype.h"
 #include "server/api/error.h"
+#include "server/api/error_status.h"
 #include "server/bls/bls.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -118,7 +119,7 @@ static TRITONSERVER_Error *flight_build(TRITONSERVER_InferenceRequest *u,
   if (st == NULL) st = outputs_build(m, u, arena, r);
   if (st != NULL) {
     upb_Arena_Free(arena);
-    return srv_bls_error_from_status(st);
+    return api_error_from_status(st);
   }
   f->origin = (srv_bls_origin_t){.model = m,
                                  .id = r->id,

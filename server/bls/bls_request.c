@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/api/error.h"
+#include "server/api/error_status.h"
 #include "server/bls/bls.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -21,13 +22,6 @@ static void *grow(void *items, uint32_t count, uint32_t *cap, size_t size) {
   return items;
 }
 
-TRITONSERVER_Error *srv_bls_error_from_status(srv_status_t *st) {
-  TRITONSERVER_Error_Code code = api_error_code_from_grpc(srv_status_code(st));
-  TRITONSERVER_Error *err = api_error_new(code, "%s", srv_status_message(st));
-  srv_status_free(st);
-  return err;
-}
-
 /* The texts of Triton's model repository manager, as server/model_lookup.c
  * gives them to gRPC clients. The model comes with a reference. */
 TRITONSERVER_Error *srv_bls_model_find(srv_server_t *srv, const char *name,
@@ -35,7 +29,7 @@ TRITONSERVER_Error *srv_bls_model_find(srv_server_t *srv, const char *name,
   /* A NULL name is the empty name: INVALID_ARG, never a crash. */
   srv_status_t *st = srv_registry_acquire(srv->registry, name,
                                           name != NULL ? strlen(name) : 0, version, out);
-  return st != NULL ? srv_bls_error_from_status(st) : NULL;
+  return st != NULL ? api_error_from_status(st) : NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestNew(

@@ -655,8 +655,8 @@ static void test_state_and_trace(void) {
 
 /* One step of a sequence of simple_sequence_state (an accumulator in
  * implicit state): *out is its OUTPUT, or INT32_MIN when it failed. */
-static void sequence_run(uint64_t id, const char *id_string, uint32_t flags, int32_t value,
-                         int32_t *out) {
+static void sequence_run(uint64_t id, const char *id_string, uint32_t flags,
+                         int32_t value, int32_t *out) {
   *out = INT32_MIN;
   const int64_t shape[2] = {1, 1};
   call_t c;
@@ -670,7 +670,8 @@ static void sequence_run(uint64_t id, const char *id_string, uint32_t flags, int
   else
     OK(TRITONSERVER_InferenceRequestSetCorrelationId(r, id));
   OK(TRITONSERVER_InferenceRequestSetFlags(r, flags));
-  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT", TRITONSERVER_TYPE_INT32, shape, 2));
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT", TRITONSERVER_TYPE_INT32, shape,
+                                           2));
   OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT", c.in0, 4,
                                                   TRITONSERVER_MEMORY_CPU, 0));
   OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, &c));
@@ -868,12 +869,17 @@ int main(void) {
     return 1;
   }
   static const unit_case_t cases[] = {
-      UNIT_CASE(test_simple_infer),     UNIT_CASE(test_unknown_model),
+      UNIT_CASE(test_simple_infer),
+      UNIT_CASE(test_unknown_model),
       UNIT_CASE(test_sequence),
-      UNIT_CASE(test_refused_requests), UNIT_CASE(test_refused_batch_and_state),
-      UNIT_CASE(test_model_queries),    UNIT_CASE(test_decoupled),
-      UNIT_CASE(test_bytes_split),      UNIT_CASE(test_response_conversion),
-      UNIT_CASE(test_state_and_trace),  UNIT_CASE(test_concurrent_clients),
+      UNIT_CASE(test_refused_requests),
+      UNIT_CASE(test_refused_batch_and_state),
+      UNIT_CASE(test_model_queries),
+      UNIT_CASE(test_decoupled),
+      UNIT_CASE(test_bytes_split),
+      UNIT_CASE(test_response_conversion),
+      UNIT_CASE(test_state_and_trace),
+      UNIT_CASE(test_concurrent_clients),
   };
   int rc = unit_run("bls", cases, sizeof cases / sizeof cases[0]);
   server_stop();

@@ -5,6 +5,7 @@
 
 #include "server/common/deadline.h"
 #include "server/shm/shm.h"
+#include "server/cuda/memory.h"
 
 srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
                              bool *all_loaded) {
@@ -16,6 +17,8 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
   if (srv->runtime == NULL)
     return srv_status_new(GRPC_STATUS_INTERNAL, "cannot start the actor runtime");
   srv->shm = srv_shm_new(opt->allow_client_shm);
+  /* Before any model: backends may ask for GPU or pinned memory at load. */
+  srv_cuda_pools_init(opt);
   srv->repository = srv_repository_new(srv);
   srv->registry = srv_repository_registry(srv->repository);
   *all_loaded = srv_repository_start(srv->repository);
@@ -54,6 +57,7 @@ void srv_core_stop(srv_server_t *srv) {
 
 void srv_core_free(srv_server_t *srv) {
   srv_repository_free(srv->repository); /* finalizes models, then backends */
+  srv_cuda_pools_fini();                /* after the last model let go */
   act_runtime_free(srv->runtime);
   srv_shm_free(srv->shm); /* no request holds a region any more */
   srv->shm = NULL;

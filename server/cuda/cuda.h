@@ -37,4 +37,25 @@ void srv_cuda_ipc_close(int device, void *ptr);
 srv_status_t *srv_cuda_copy(void *dst, TRITONSERVER_MemoryType dst_type, const void *src,
                             TRITONSERVER_MemoryType src_type, size_t n, int64_t device);
 
+/** Makes `device` the calling thread's current device (cudaSetDevice): an
+ *  instance's thread calls it once before it runs the backend. */
+srv_status_t *srv_cuda_set_device(int device);
+
+/** The compute capability of `device` (major.minor). */
+srv_status_t *srv_cuda_compute_capability(int device, int *major, int *minor);
+
+/** cudaMalloc of n bytes on `device` (the caller's current device is kept).
+ *  RESOURCE_EXHAUSTED when the device has no room. */
+srv_status_t *srv_cuda_malloc(int device, size_t n, void **ptr);
+
+/** cudaFree of what srv_cuda_malloc gave; NULL is a no-op. */
+void srv_cuda_free(int device, void *ptr);
+
+/** Page-locked host memory, usable by every device (cudaHostAlloc,
+ *  portable). UNAVAILABLE without CUDA. */
+srv_status_t *srv_cuda_host_alloc(size_t n, void **ptr);
+
+/** cudaFreeHost of what srv_cuda_host_alloc gave; NULL is a no-op. */
+void srv_cuda_host_free(void *ptr);
+
 #endif

@@ -5,14 +5,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "server/api/error.h"
+#include "server/api/error_status.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
+#include "server/cuda/memory.h"
 
 static pthread_mutex_t backends_lock = PTHREAD_MUTEX_INITIALIZER;
 static TRITONBACKEND_Backend *backends; /* guarded by backends_lock */
@@ -291,7 +294,8 @@ TRITONSERVER_Error *TRITONBACKEND_BackendSetState(TRITONBACKEND_Backend *backend
   return NULL;
 }
 
-/* One process-wide memory manager: CPU memory from the allocator. */
+/* One process-wide memory manager: CPU memory from the allocator, GPU and
+ * pinned memory from the pools (server/cuda/cuda.md). */
 static int memory_manager_token;
 
 TRITONSERVER_Error *TRITONBACKEND_BackendMemoryManager(
@@ -301,34 +305,30 @@ TRITONSERVER_Error *TRITONBACKEND_BackendMemoryManager(
   return NULL;
 }
 
+static bool memory_type_known(TRITONSERVER_MemoryType type) {
+  return type == TRITONSERVER_MEMORY_CPU || type == TRITONSERVER_MEMORY_CPU_PINNED ||
+         type == TRITONSERVER_MEMORY_GPU;
+}
+
 TRITONSERVER_Error *TRITONBACKEND_MemoryManagerAllocate(
     TRITONBACKEND_MemoryManager *manager, void **buffer,
     const TRITONSERVER_MemoryType memory_type, const int64_t memory_type_id,
     const uint64_t byte_size) {
   (void)manager;
-  (void)memory_type_id;
-  if (memory_type != TRITONSERVER_MEMORY_CPU &&
-      memory_type != TRITONSERVER_MEMORY_CPU_PINNED)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "memory type %s is not supported by this server",
-                         TRITONSERVER_MemoryTypeString(memory_type));
-  *buffer = malloc(byte_size ? byte_size : 1);
-  if (*buffer == NULL)
-    return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "cannot allocate %llu bytes",
-                         (unsigned long long)byte_size);
-  return NULL;
+  if (!memory_type_known(memory_type))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "unknown memory type %d",
+                         (int)memory_type);
+  srv_status_t *st = srv_cuda_pool_alloc(memory_type, memory_type_id, byte_size, buffer);
+  return st == NULL ? NULL : api_error_from_status(st);
 }
 
 TRITONSERVER_Error *TRITONBACKEND_MemoryManagerFree(
     TRITONBACKEND_MemoryManager *manager, void *buffer,
     const TRITONSERVER_MemoryType memory_type, const int64_t memory_type_id) {
   (void)manager;
-  (void)memory_type_id;
-  if (memory_type != TRITONSERVER_MEMORY_CPU &&
-      memory_type != TRITONSERVER_MEMORY_CPU_PINNED)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "memory type %s is not supported by this server",
-                         TRITONSERVER_MemoryTypeString(memory_type));
-  free(buffer);
+  if (!memory_type_known(memory_type))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "unknown memory type %d",
+                         (int)memory_type);
+  srv_cuda_pool_free(memory_type, memory_type_id, buffer);
   return NULL;
 }

@@ -165,7 +165,15 @@ uint64_t srv_config_instance_total(const inference_ModelConfig *config) {
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
     int32_t count = inference_ModelInstanceGroup_count(g[i]);
-    total += count > 0 ? (uint64_t)count : 1;
+    /* A GPU group has `count` instances on each GPU it lists (at most
+     * SRV_CONFIG_LIST_MAX: the product fits in 64 bits). */
+    size_t gpus = 0;
+    if (inference_ModelInstanceGroup_kind(g[i]) !=
+            inference_ModelInstanceGroup_KIND_CPU &&
+        inference_ModelInstanceGroup_kind(g[i]) !=
+            inference_ModelInstanceGroup_KIND_MODEL)
+      inference_ModelInstanceGroup_gpus(g[i], &gpus);
+    total += (count > 0 ? (uint64_t)count : 1) * (gpus > 0 ? gpus : 1);
   }
   return total;
 }

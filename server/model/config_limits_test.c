@@ -206,7 +206,8 @@ static void test_complete(void) {
       "output { name: \"O\" data_type: TYPE_FP32 dims: 1 }",
       "model 'm': output 'O' is declared twice");
   /* Triton's rule: GPUs are listed only by GPU groups. */
-  expect_complete("backend: \"b\" instance_group { name: \"g\" gpus: [0] }",
+  /* KIND_AUTO listing a GPU this server lacks is KIND_CPU, as Triton. */
+  expect_complete("backend: \"b\" instance_group { name: \"g\" gpus: [99] }",
                   "model 'm': instance group 'g' is KIND_CPU but lists GPUs in 'gpus'; "
                   "only KIND_GPU groups may");
   expect_complete("backend: \"b\" instance_group { kind: KIND_MODEL gpus: 1 }",

@@ -9,6 +9,7 @@
 #include "server/api/error.h"
 #include "server/common/log.h"
 #include "server/core/server.h"
+#include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/model.h"
 
@@ -28,9 +29,24 @@ static void batch_fail(srv_instance_t *inst, TRITONSERVER_Error *err) {
   }
 }
 
+/* A GPU instance's thread works on its device: made current once, before
+ * the backend's first call on this thread (CUDA's current device is per
+ * thread and stays). A failure is logged; the backend's calls then fail
+ * with CUDA's own reason. */
+static void device_bind(srv_instance_t *inst) {
+  if (inst->device_bound || inst->kind != TRITONSERVER_INSTANCEGROUPKIND_GPU) return;
+  inst->device_bound = true;
+  srv_status_t *st = srv_cuda_set_device(inst->device_id);
+  if (st == NULL) return;
+  SRV_ERROR("model '%s' instance '%s': %s", inst->model->name, inst->name,
+            srv_status_message(st));
+  srv_status_free(st);
+}
+
 static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
   srv_instance_t *inst = act_actor_state(self);
   srv_model_t *m = inst->model;
+  device_bind(inst);
   switch (msg->kind) {
     case INSTANCE_EXECUTE: {
       /* Relaxed: read only for a log line (srv_model_abandon). */
@@ -88,6 +104,14 @@ static srv_instance_t *instance_new(srv_model_t *m, const char *name,
 
 /* Initializes one instance with the backend, then starts its thread. */
 static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
+  if (inst->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
+    /* Initialize runs on the loader's thread: it sees the instance's device
+     * current, as the backend would on the instance's own thread. */
+    srv_status_t *st = srv_cuda_set_device(inst->device_id);
+    if (st != NULL) return st;
+    SRV_VERBOSE(1, "model '%s': instance '%s' on GPU %d", m->name, inst->name,
+                (int)inst->device_id);
+  }
   if (m->backend->instance_initialize != NULL) {
     TRITONSERVER_Error *err = m->backend->instance_initialize(inst);
     if (err != NULL) {
@@ -150,14 +174,26 @@ srv_status_t *srv_instances_create(srv_model_t *m) {
   for (size_t i = 0; i < groups; i++) {
     upb_StringView gname = inference_ModelInstanceGroup_name(g[i]);
     int32_t count = inference_ModelInstanceGroup_count(g[i]);
+    TRITONSERVER_InstanceGroupKind kind = group_kind(g[i]);
+    /* A GPU group has `count` instances on each of its GPUs (completion
+     * listed them all when the config listed none); others one device, 0. */
+    size_t devices = 0;
+    const int32_t *gpus = kind == TRITONSERVER_INSTANCEGROUPKIND_GPU
+                              ? inference_ModelInstanceGroup_gpus(g[i], &devices)
+                              : NULL;
+    if (devices == 0) devices = 1;
     for (int32_t k = 0; k < count; k++) {
+      /* Triton's name: the group's and the index; the device is the
+       * instance's own (its host policy "gpu_<id>"). */
       char name[SRV_CONFIG_NAME_MAX + 16];
       snprintf(name, sizeof name, "%.*s_%d", (int)gname.size, gname.data, (int)k);
-      srv_instance_t *inst = instance_new(m, name, group_kind(g[i]), 0);
-      inst->index = m->instance_count;
-      m->instances[m->instance_count++] = inst;
-      srv_status_t *st = instance_start(m, inst);
-      if (st != NULL) return st; /* the caller stops and frees what started */
+      for (size_t d = 0; d < devices; d++) {
+        srv_instance_t *inst = instance_new(m, name, kind, gpus != NULL ? gpus[d] : 0);
+        inst->index = m->instance_count;
+        m->instances[m->instance_count++] = inst;
+        srv_status_t *st = instance_start(m, inst);
+        if (st != NULL) return st; /* the caller stops and frees what started */
+      }
     }
   }
   return NULL;
@@ -212,9 +248,9 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceHostPolicy(
     TRITONBACKEND_ModelInstance *instance, TRITONSERVER_Message **host_policy) {
   /* One policy per instance, named after its kind and device, as Triton. */
   char json[128];
-  int n =
-      snprintf(json, sizeof json, "{\"%s\":{}}",
-               instance->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU ? "gpu_0" : "cpu");
+  int n = instance->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU
+              ? snprintf(json, sizeof json, "{\"gpu_%d\":{}}", (int)instance->device_id)
+              : snprintf(json, sizeof json, "{\"cpu\":{}}");
   return TRITONSERVER_MessageNewFromSerializedJson(host_policy, json, (size_t)n);
 }
 

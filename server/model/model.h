@@ -36,7 +36,7 @@ enum {
 struct TRITONBACKEND_Model {
   char *name;
   int64_t version;
-  uint64_t serial; /* srv_model_serial */
+  uint64_t serial;         /* srv_model_serial */
   char version_string[24]; /* as the protocol spells it, made once at load */
   char *dir;               /* <repository>/<model> */
   char *version_dir;       /* <repository>/<model>/<version> */
@@ -63,12 +63,12 @@ struct TRITONBACKEND_Model {
    * the repository before it publishes the model). */
   _Atomic uint32_t refs;
   void (*drained)(srv_model_t *m);
-  act_msg_t drained_msg; /* the repository's, to tell its actor */
-  void *repo_record;     /* the repository's record of this model name */
-  srv_batcher_t batcher; /* read-only once loaded */
+  act_msg_t drained_msg;     /* the repository's, to tell its actor */
+  void *repo_record;         /* the repository's record of this model name */
+  srv_batcher_t batcher;     /* read-only once loaded */
   struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
   struct srv_ensemble *ens;  /* an ensemble's scheduler; NULL for other models */
-  act_actor_t actor;     /* the scheduler */
+  act_actor_t actor;         /* the scheduler */
   act_msg_t stop_msg, stop_retry_msg, stopped_msg;
   sem_t stopped; /* posted by the scheduler when it handled stopped_msg */
   /* The waiter's (srv_model_wait_stopped_until): which posts it consumed. */
@@ -100,6 +100,7 @@ struct TRITONBACKEND_ModelInstance {
   int32_t device_id;
   void *state; /* the backend's */
   bool initialized;
+  bool device_bound;             /* the instance's thread made its GPU current */
   bool started;                  /* its thread runs */
   sem_t finalized;               /* posted by the stop handler, after finalize */
   srv_instance_t *next_idle;     /* the model actor's idle list */

@@ -4,7 +4,10 @@
  * One thread. */
 #include "server/model/model_bare.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "server/cuda/cuda.h"
 
 #include "server/config/model_config.h"
 #include "test/unit/unit.h"
@@ -81,6 +84,50 @@ static void unknown_instance_kind(void) {
                  "KIND_GPU, KIND_CPU, KIND_MODEL");
 }
 
+/* KIND_GPU needs a GPU; with GPUs, the ids it lists must exist and a group
+ * that lists none gets them all. */
+static void gpu_groups(void) {
+  const char *why = NULL;
+  int gpus = srv_cuda_device_count(&why);
+  static const char any[] = "backend: 'b' instance_group [{kind: KIND_GPU count: 2}]";
+  static const char bad_id[] =
+      "backend: 'b' instance_group [{kind: KIND_GPU gpus: [999]}]";
+  srv_model_t *m = NULL;
+  if (gpus == 0) {
+    printf("  (no GPU: %s)\n", why);
+    char expected[512];
+    snprintf(expected, sizeof expected,
+             "model 'm': instance group 'm' asks for KIND_GPU, but no GPU is available "
+             "to this server: %s",
+             why);
+    expect_refused(any, sizeof any - 1, expected);
+    expect_refused(bad_id, sizeof bad_id - 1, expected);
+    /* KIND_AUTO is KIND_CPU without GPUs. */
+    REQUIRE(bare_from("m", "backend: 'b'", 12, &m) == NULL);
+    size_t len;
+    CHECK(strstr(srv_model_bare_config_json(m, &len), "\"kind\":\"KIND_CPU\"") != NULL);
+    srv_model_bare_free(m);
+    return;
+  }
+  srv_status_t *st = bare_from("m", bad_id, sizeof bad_id - 1, &m);
+  REQUIRE(st != NULL);
+  CHECK(strstr(srv_status_message(st),
+               "instance group m of model m specifies invalid or unsupported gpu id 999. "
+               "GPUs with at least the minimum required CUDA compute compatibility of "
+               "6.000000 are: 0") != NULL);
+  srv_status_free(st);
+  REQUIRE(bare_from("m", any, sizeof any - 1, &m) == NULL);
+  size_t len;
+  const char *json = srv_model_bare_config_json(m, &len);
+  CHECK(strstr(json, "\"kind\":\"KIND_GPU\"") != NULL);
+  CHECK(strstr(json, "\"gpus\":[0") != NULL);
+  srv_model_bare_free(m);
+  /* KIND_AUTO is KIND_GPU with GPUs, as Triton. */
+  REQUIRE(bare_from("m", "backend: 'b'", 12, &m) == NULL);
+  CHECK(strstr(srv_model_bare_config_json(m, &len), "\"kind\":\"KIND_GPU\"") != NULL);
+  srv_model_bare_free(m);
+}
+
 static void scheduling_checked(void) {
   static const char text[] =
       "backend: 'b' max_batch_size: 2 dynamic_batching {preferred_batch_size: [4]}";
@@ -89,4 +136,5 @@ static void scheduling_checked(void) {
 }
 
 UNIT_MAIN("model_bare", UNIT_CASE(described_as_loaded), UNIT_CASE(nul_in_a_tensor_name),
-          UNIT_CASE(unknown_instance_kind), UNIT_CASE(scheduling_checked))
+          UNIT_CASE(unknown_instance_kind), UNIT_CASE(gpu_groups),
+          UNIT_CASE(scheduling_checked))

@@ -9,6 +9,7 @@
 #include "server/api/datatype.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
+#include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/labels.h"
 #include "server/sched/ensemble_graph.h"
@@ -152,7 +153,56 @@ static srv_status_t *check_tensors(srv_model_t *m) {
   return st != NULL ? st : check_unique(m, "output", m->outputs, no);
 }
 
-/* Without a GPU, AUTO means CPU and GPU instances cannot be created. */
+/* Triton's minimum compute capability, as its messages print it. */
+#define MIN_COMPUTE_CAPABILITY "6.000000"
+
+/* Every GPU of this server ("0, 1, 2"), for the message on a bad id. */
+static void gpu_list(char *buf, size_t len, int gpus) {
+  buf[0] = '\0';
+  size_t used = 0;
+  for (int d = 0; d < gpus && used < len; d++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%d", d ? ", " : "", d);
+}
+
+/* A KIND_GPU group: its GPUs exist (all of them when it lists none). */
+static srv_status_t *check_gpu_group(srv_model_t *m, inference_ModelInstanceGroup *g,
+                                     int gpus, const char *why) {
+  upb_StringView gname = inference_ModelInstanceGroup_name(g);
+  if (gpus == 0)
+    return INVALID(
+        "model '%s': instance group '%.*s' asks for KIND_GPU, but no GPU is "
+        "available to this server: %s",
+        m->name, (int)gname.size, gname.data, why);
+  size_t n;
+  const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
+  for (size_t k = 0; k < n; k++) {
+    if (ids[k] >= 0 && ids[k] < gpus) continue;
+    char list[256];
+    gpu_list(list, sizeof list, gpus);
+    return INVALID(
+        "instance group %.*s of model %s specifies invalid or unsupported gpu id %d. "
+        "GPUs with at least the minimum required CUDA compute compatibility "
+        "of " MIN_COMPUTE_CAPABILITY " are: %s",
+        (int)gname.size, gname.data, m->name, (int)ids[k], list);
+  }
+  if (n == 0)
+    for (int d = 0; d < gpus; d++)
+      if (!inference_ModelInstanceGroup_add_gpus(g, d, m->arena))
+        SRV_FATAL("out of memory");
+  return NULL;
+}
+
+/* Triton's KIND_AUTO: GPU when this server has GPUs and every GPU the group
+ * lists is one of them, else CPU. */
+static int32_t auto_kind(const inference_ModelInstanceGroup *g, int gpus) {
+  if (gpus == 0) return inference_ModelInstanceGroup_KIND_CPU;
+  size_t n;
+  const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
+  for (size_t k = 0; k < n; k++)
+    if (ids[k] < 0 || ids[k] >= gpus) return inference_ModelInstanceGroup_KIND_CPU;
+  return inference_ModelInstanceGroup_KIND_GPU;
+}
+
 static srv_status_t *check_instance_groups(srv_model_t *m) {
   size_t n;
   inference_ModelInstanceGroup **g =
@@ -164,6 +214,8 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
     if (d == NULL) SRV_FATAL("out of memory");
     g = inference_ModelConfig_mutable_instance_group(m->config, &n);
   }
+  const char *why = "";
+  int gpus = srv_cuda_device_count(&why);
   for (size_t i = 0; i < n; i++) {
     if (inference_ModelInstanceGroup_name(g[i]).size == 0) {
       char name[300];
@@ -191,17 +243,19 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
           "model '%s': instance group '%.*s' has kind %d, which is none of "
           "KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL",
           m->name, (int)gname.size, gname.data, (int)kind);
-    if (kind == inference_ModelInstanceGroup_KIND_AUTO)
-      inference_ModelInstanceGroup_set_kind(g[i], inference_ModelInstanceGroup_KIND_CPU);
-    if (kind == inference_ModelInstanceGroup_KIND_GPU)
-      return INVALID(
-          "model '%s': instance group '%.*s' asks for KIND_GPU, but no GPU is "
-          "available to this server",
-          m->name, (int)gname.size, gname.data);
-    /* As Triton: only GPU groups name GPUs (AUTO became CPU above). */
-    size_t gpus;
-    inference_ModelInstanceGroup_gpus(g[i], &gpus);
-    if (gpus > 0)
+    if (kind == inference_ModelInstanceGroup_KIND_AUTO) {
+      kind = auto_kind(g[i], gpus);
+      inference_ModelInstanceGroup_set_kind(g[i], kind);
+    }
+    if (kind == inference_ModelInstanceGroup_KIND_GPU) {
+      srv_status_t *st = check_gpu_group(m, g[i], gpus, why);
+      if (st != NULL) return st;
+      continue;
+    }
+    /* As Triton: only GPU groups name GPUs. */
+    size_t listed;
+    inference_ModelInstanceGroup_gpus(g[i], &listed);
+    if (listed > 0)
       return INVALID(
           "model '%s': instance group '%.*s' is %s but lists GPUs in 'gpus'; only "
           "KIND_GPU groups may",
@@ -214,16 +268,26 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
 bool srv_model_groups_prefer(srv_model_t *m) {
   if (!m->groups_defaulted || m->backend == NULL) return false;
   const struct TRITONBACKEND_BackendAttribute *attr = &m->backend->attributes;
+  int gpus = srv_cuda_device_count(NULL);
   for (int i = 0; i < attr->preferred_count; i++) {
     TRITONSERVER_InstanceGroupKind kind = attr->preferred[i].kind;
-    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) continue;
+    /* As Triton: a preferred GPU group needs a GPU. */
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && gpus == 0) continue;
     size_t n;
     inference_ModelInstanceGroup **g =
         inference_ModelConfig_mutable_instance_group(m->config, &n);
-    inference_ModelInstanceGroup_set_kind(g[0],
-                                          kind == TRITONSERVER_INSTANCEGROUPKIND_MODEL
-                                              ? inference_ModelInstanceGroup_KIND_MODEL
-                                              : inference_ModelInstanceGroup_KIND_CPU);
+    inference_ModelInstanceGroup_clear_gpus(g[0]);
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
+      inference_ModelInstanceGroup_set_kind(g[0], inference_ModelInstanceGroup_KIND_GPU);
+      for (int d = 0; d < gpus; d++)
+        if (!inference_ModelInstanceGroup_add_gpus(g[0], d, m->arena))
+          SRV_FATAL("out of memory");
+    } else {
+      inference_ModelInstanceGroup_set_kind(g[0],
+                                            kind == TRITONSERVER_INSTANCEGROUPKIND_MODEL
+                                                ? inference_ModelInstanceGroup_KIND_MODEL
+                                                : inference_ModelInstanceGroup_KIND_CPU);
+    }
     /* Clamped, not wrapped: srv_instances_create refuses what is past the
      * instance limit. */
     uint64_t count = attr->preferred[i].count;

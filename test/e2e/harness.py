@@ -131,6 +131,17 @@ class Server:
         with self._log_lock:
             return self.log.decode(errors="replace")
 
+    def wait_text(self, needle, timeout=10):
+        """Whether the log shows `needle` within `timeout` (scaled) seconds:
+        a line the server wrote before answering may still be on its way
+        through the reader thread."""
+        deadline = time.monotonic() + timeout * SLOW
+        while needle not in self.text():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     @property
     def address(self):
         return "127.0.0.1:%d" % self.port

@@ -194,7 +194,8 @@ class Sequences(ServerTestCase):
         self.assertEqual(out_value(self.infer(seq_request(m, 4, 606))), 8)
         self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, start=True))), 1)
         self.assertEqual(out_value(self.infer(seq_request(m, 1, 606, end=True))), 2)
-        self.assertIn("started again before it ended", self.server.text())
+        self.assertTrue(self.server.wait_text("started again before it ended"),
+                        self.server.text())
 
 
 class TritonSequenceClients(ServerTestCase):
@@ -317,7 +318,8 @@ class BacklogAndIdle(unittest.TestCase):
         self.assertIn("must specify the START flag", cm.exception.details())
         self.assertIn("idle for longer than max_sequence_idle_microseconds",
                       cm.exception.details())
-        self.assertIn("sequence 81 idle for more than", self.server.text())
+        self.assertTrue(self.server.wait_text("sequence 81 idle for more than"),
+                        self.server.text())
         # The slot is free again.
         self.assertEqual(out_value(self.infer(seq_request(m, 4, 82, start=True,
                                                           end=True))), 4)

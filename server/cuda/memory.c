@@ -1,0 +1,203 @@
+/* GPU and pinned pools over CUDA memory (see memory.h). The pool table is
+ * written by the main thread in init, before any model thread exists, and
+ * only read afterwards; each pool has its own lock. */
+#include "server/cuda/memory.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "server/common/log.h"
+#include "server/cuda/cuda.h"
+#include "server/cuda/memory_pool.h"
+
+/** Most GPUs that get a pool; more are not served by the pools. */
+#define SRV_CUDA_POOL_DEVICES_MAX 64
+
+typedef struct {
+  srv_pool_t *pool;
+  void *base; /* what cudaMalloc / cudaHostAlloc gave */
+} cuda_pool_t;
+
+static cuda_pool_t gpu_pools[SRV_CUDA_POOL_DEVICES_MAX];
+static int gpu_pool_devices; /* devices that the table covers */
+static cuda_pool_t pinned_pool;
+/* Relaxed: only keeps the fallback's warning to one line. */
+static atomic_bool pinned_fallback_warned;
+
+static void gpu_pool_create(int device, uint64_t bytes) {
+  if (bytes == 0) return;
+  void *base = NULL;
+  srv_status_t *st = srv_cuda_malloc(device, bytes, &base);
+  if (st != NULL) {
+    SRV_WARN("CUDA memory pool on GPU %d is not available: %s", device,
+             srv_status_message(st));
+    srv_status_free(st);
+    return;
+  }
+  srv_pool_t *pool = srv_pool_new((uintptr_t)base, bytes, SRV_POOL_BLOCKS_MAX);
+  if (pool == NULL) { /* less than one aligned unit */
+    SRV_WARN("CUDA memory pool on GPU %d is not available: %llu bytes is too small",
+             device, (unsigned long long)bytes);
+    srv_cuda_free(device, base);
+    return;
+  }
+  gpu_pools[device] = (cuda_pool_t){.pool = pool, .base = base};
+  SRV_INFO("CUDA memory pool is created on device %d with size %llu", device,
+           (unsigned long long)bytes);
+}
+
+void srv_cuda_pools_init(const srv_options_t *opt) {
+  if (gpu_pool_devices > 0 || pinned_pool.pool != NULL) {
+    SRV_WARN("CUDA memory pools exist already: not created again");
+    return;
+  }
+  const char *why = NULL;
+  int devices = srv_cuda_device_count(&why);
+  if (devices == 0) {
+    SRV_INFO("CUDA memory pools disabled: %s", why);
+    return;
+  }
+  if (devices > SRV_CUDA_POOL_DEVICES_MAX) {
+    SRV_WARN("%d GPUs: only the first %d get a CUDA memory pool", devices,
+             SRV_CUDA_POOL_DEVICES_MAX);
+    devices = SRV_CUDA_POOL_DEVICES_MAX;
+  }
+  gpu_pool_devices = devices;
+  for (int d = 0; d < devices; d++)
+    gpu_pool_create(d, srv_options_cuda_pool_bytes(opt, d));
+  uint64_t pinned = opt->pinned_memory_pool_byte_size;
+  if (pinned == 0) {
+    SRV_INFO("Pinned memory pool disabled");
+    return;
+  }
+  srv_status_t *st = srv_cuda_host_alloc(pinned, &pinned_pool.base);
+  if (st != NULL) {
+    SRV_WARN(
+        "Unable to allocate pinned system memory, pinned memory pool will not be "
+        "available: %s",
+        srv_status_message(st));
+    srv_status_free(st);
+    return;
+  }
+  pinned_pool.pool =
+      srv_pool_new((uintptr_t)pinned_pool.base, pinned, SRV_POOL_BLOCKS_MAX);
+  if (pinned_pool.pool == NULL) {
+    SRV_WARN("Pinned memory pool disabled: %llu bytes is too small",
+             (unsigned long long)pinned);
+    srv_cuda_host_free(pinned_pool.base);
+    pinned_pool.base = NULL;
+    return;
+  }
+  SRV_INFO("Pinned memory pool is created at '%p' with size %llu", pinned_pool.base,
+           (unsigned long long)pinned);
+}
+
+void srv_cuda_pools_fini(void) {
+  for (int d = 0; d < gpu_pool_devices; d++) {
+    srv_pool_delete(gpu_pools[d].pool);
+    srv_cuda_free(d, gpu_pools[d].base);
+    gpu_pools[d] = (cuda_pool_t){0};
+  }
+  gpu_pool_devices = 0;
+  srv_pool_delete(pinned_pool.pool);
+  srv_cuda_host_free(pinned_pool.base);
+  pinned_pool = (cuda_pool_t){0};
+}
+
+static srv_status_t *gpu_alloc(int64_t device, size_t n, void **ptr) {
+  const char *why = NULL;
+  int devices = srv_cuda_device_count(&why);
+  if (devices == 0)
+    return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                          "GPU memory allocation is unavailable: %s", why);
+  if (device < 0 || device >= devices)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "invalid GPU device id %lld: this server has %d GPU%s",
+                          (long long)device, devices, devices == 1 ? "" : "s");
+  srv_pool_t *pool = device < gpu_pool_devices ? gpu_pools[device].pool : NULL;
+  if (pool == NULL)
+    return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                          "GPU %lld has no CUDA memory pool "
+                          "(--cuda-memory-pool-byte-size=%lld:<bytes>)",
+                          (long long)device, (long long)device);
+  uintptr_t p;
+  if (!srv_pool_alloc(pool, n, &p))
+    return srv_status_new(GRPC_STATUS_INTERNAL,
+                          "Failed to allocate CUDA memory with byte size %zu on GPU "
+                          "%lld: out of memory (pool of %zu bytes, %zu in use)",
+                          n, (long long)device, srv_pool_capacity(pool),
+                          srv_pool_used(pool));
+  *ptr = (void *)p;
+  return NULL;
+}
+
+static srv_status_t *host_alloc(size_t n, void **ptr) {
+  *ptr = malloc(n ? n : 1);
+  if (*ptr == NULL)
+    return srv_status_new(GRPC_STATUS_UNAVAILABLE, "CPU memory allocation failed");
+  return NULL;
+}
+
+srv_status_t *srv_cuda_pool_alloc(TRITONSERVER_MemoryType type, int64_t device, size_t n,
+                                  void **ptr) {
+  switch (type) {
+    case TRITONSERVER_MEMORY_GPU:
+      return gpu_alloc(device, n, ptr);
+    case TRITONSERVER_MEMORY_CPU_PINNED: {
+      uintptr_t p;
+      if (pinned_pool.pool != NULL && srv_pool_alloc(pinned_pool.pool, n, &p)) {
+        *ptr = (void *)p;
+        return NULL;
+      }
+      if (pinned_pool.pool != NULL &&
+          !atomic_exchange_explicit(&pinned_fallback_warned, true, memory_order_relaxed))
+        SRV_WARN(
+            "failed to allocate pinned system memory, falling back to non-pinned "
+            "system memory");
+      return host_alloc(n, ptr);
+    }
+    case TRITONSERVER_MEMORY_CPU:
+      return host_alloc(n, ptr);
+  }
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "unknown memory type %d",
+                        (int)type);
+}
+
+void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr) {
+  if (ptr == NULL) return;
+  switch (type) {
+    case TRITONSERVER_MEMORY_GPU: {
+      srv_pool_t *pool =
+          device >= 0 && device < gpu_pool_devices ? gpu_pools[device].pool : NULL;
+      if (pool == NULL || !srv_pool_release(pool, (uintptr_t)ptr))
+        SRV_ERROR("freeing GPU memory %p on GPU %lld that its pool did not give", ptr,
+                  (long long)device);
+      return;
+    }
+    case TRITONSERVER_MEMORY_CPU_PINNED:
+      if (pinned_pool.pool != NULL && srv_pool_owns(pinned_pool.pool, (uintptr_t)ptr)) {
+        if (!srv_pool_release(pinned_pool.pool, (uintptr_t)ptr))
+          SRV_ERROR("freeing pinned memory %p that its pool did not give", ptr);
+        return;
+      }
+      free(ptr); /* the non-pinned fallback */
+      return;
+    case TRITONSERVER_MEMORY_CPU:
+      free(ptr);
+      return;
+  }
+  SRV_ERROR("freeing %p of unknown memory type %d", ptr, (int)type);
+}
+
+bool srv_cuda_pool_pinned(const void *ptr) {
+  return pinned_pool.pool != NULL && srv_pool_owns(pinned_pool.pool, (uintptr_t)ptr);
+}
+
+size_t srv_cuda_pool_used(TRITONSERVER_MemoryType type, int64_t device) {
+  srv_pool_t *pool = NULL;
+  if (type == TRITONSERVER_MEMORY_GPU && device >= 0 && device < gpu_pool_devices)
+    pool = gpu_pools[device].pool;
+  else if (type == TRITONSERVER_MEMORY_CPU_PINNED)
+    pool = pinned_pool.pool;
+  return pool != NULL ? srv_pool_used(pool) : 0;
+}

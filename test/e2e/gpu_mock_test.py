@@ -1,0 +1,106 @@
+"""KIND_GPU end to end on two mock GPUs: the server loads a stand-in CUDA
+runtime (test/cuda_mock, first on LD_LIBRARY_PATH) where there is no GPU,
+so its GPU path runs here: pools at start-up, a KIND_GPU group with `count`
+instances on each GPU, each instance told its kind and device (the recorder
+backend writes them), requests answered, Triton's gpu id message."""
+
+import json
+import os
+import tempfile
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+import grpc_service_pb2 as pb
+
+MOCK_LIB = os.path.abspath("test/cuda_mock/lib")
+
+
+def recorder_config(name, groups):
+    tensor = lambda n: {"name": n, "dataType": "TYPE_INT32", "dims": [-1]}  # noqa: E731
+    return json.dumps({
+        "name": name, "backend": "recorder", "maxBatchSize": 8,
+        "input": [tensor("INPUT0")], "output": [tensor("OUTPUT0")],
+        "instanceGroup": groups,
+        "parameters": {"record_file": {"stringValue": name + ".log"}}})
+
+
+class GpuMockTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.server = harness.Server(
+            "--model-control-mode=explicit", "--log-verbose=1",
+            "--cuda-memory-pool-byte-size=1:1048576",
+            backends=harness.TEST_BACKENDS,
+            env={"LD_LIBRARY_PATH": MOCK_LIB, "NEREID_RECORD_DIR": cls.dir,
+                 "NEREID_MOCK_CUDA_LOG": os.path.join(cls.dir, "cuda.log")})
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        harness.stop_clean(cls.server)
+
+    def load(self, name, groups):
+        req = pb.RepositoryModelLoadRequest(model_name=name)
+        req.parameters["config"].string_param = recorder_config(name, groups)
+        req.parameters["file:1/README.md"].bytes_param = b"made by gpu_mock_test"
+        return self.stub.RepositoryModelLoad(req)
+
+    def test_pools_on_each_gpu(self):
+        text = self.server.text()
+        self.assertIn("CUDA memory pool is created on device 0 with size 67108864", text)
+        self.assertIn("CUDA memory pool is created on device 1 with size 1048576", text)
+        self.assertIn("Pinned memory pool is created at", text)
+
+    def test_instances_on_every_gpu(self):
+        self.load("on_gpus", [{"kind": "KIND_GPU", "count": 2}])
+        with open(os.path.join(self.dir, "on_gpus.log")) as f:
+            lines = [line.split() for line in f if line.startswith("model_instance_init")]
+        placed = sorted((fields[3], fields[4], fields[5]) for fields in lines)
+        self.assertEqual(placed, [
+            ("instance=on_gpus_0", "kind=GPU", "device=0"),
+            ("instance=on_gpus_0", "kind=GPU", "device=1"),
+            ("instance=on_gpus_1", "kind=GPU", "device=0"),
+            ("instance=on_gpus_1", "kind=GPU", "device=1")])
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="on_gpus")).config
+        self.assertEqual(list(cfg.instance_group[0].gpus), [0, 1])
+        self.assertIn("instance 'on_gpus_1' on GPU 1", self.server.text())
+        r = self.stub.ModelInfer(harness.int32_request("on_gpus", [4, 5, 6]))
+        np.testing.assert_array_equal(
+            np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [4, 5, 6])
+        # The thread that executed made its instance's GPU current first.
+        with open(os.path.join(self.dir, "on_gpus.log")) as f:
+            start = [dict(kv.split("=", 1) for kv in line.split()[1:])
+                     for line in f if line.startswith("execute_start")][0]
+        with open(os.path.join(self.dir, "cuda.log")) as f:
+            sets = [dict(kv.split("=", 1) for kv in line.split()[1:]) for line in f]
+        on_thread = [s["device"] for s in sets if s["tid"] == start["tid"]]
+        self.assertEqual(len(on_thread), 1, sets)  # once, before the first execute
+        self.assertIn(on_thread[0], ("0", "1"))
+
+    def test_listed_gpu_only(self):
+        self.load("on_gpu1", [{"kind": "KIND_GPU", "gpus": [1]}])
+        with open(os.path.join(self.dir, "on_gpu1.log")) as f:
+            devices = [line.split()[5] for line in f
+                       if line.startswith("model_instance_init")]
+        self.assertEqual(devices, ["device=1"])
+
+    def test_unknown_gpu_is_refused(self):
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.load("on_gpu7", [{"name": "g", "kind": "KIND_GPU", "gpus": [7]}])
+        self.assertIn("instance group g of model on_gpu7 specifies invalid or unsupported "
+                      "gpu id 7. GPUs with at least the minimum required CUDA compute "
+                      "compatibility of 6.000000 are: 0, 1", ctx.exception.details())
+
+    def test_instance_limit_counts_every_gpu(self):
+        # 600 on each of 2 GPUs: 1200, above the limit of 1024.
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.load("too_many", [{"kind": "KIND_GPU", "count": 600}])
+        self.assertIn("1200 instances, above the limit of 1024", ctx.exception.details())
+
+
+if __name__ == "__main__":
+    harness.main()
