@@ -32,22 +32,28 @@ typedef struct {
 #define SHM_OFFSET "shared_memory_offset"
 #define SHM_BYTE_SIZE "shared_memory_byte_size"
 
-/* An offset or size: int64_param as Triton has it (uint64_param too). */
-static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key,
-                              const char *tensor, uint64_t *out) {
+/* A non-negative integer parameter, given as int64 or uint64 (clients
+ * differ; Triton takes int64_param). False for any other type. */
+static bool param_uint_read(const inference_InferParameter *p, uint64_t *out) {
   switch (inference_InferParameter_parameter_choice_case(p)) {
     case inference_InferParameter_parameter_choice_int64_param: {
       int64_t v = inference_InferParameter_int64_param(p);
-      if (v < 0) break;
+      if (v < 0) return false;
       *out = (uint64_t)v;
-      return NULL;
+      return true;
     }
     case inference_InferParameter_parameter_choice_uint64_param:
       *out = inference_InferParameter_uint64_param(p);
-      return NULL;
+      return true;
     default:
-      break;
+      return false;
   }
+}
+
+/* A shared-memory offset or size, with Triton's text for a wrong type. */
+static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key,
+                              const char *tensor, uint64_t *out) {
+  if (param_uint_read(p, out)) return NULL;
   return BAD("invalid value type for '%s' parameter for tensor '%s', expected int64_param.",
              key, tensor);
 }
@@ -272,22 +278,10 @@ static srv_status_t *outputs_build(const srv_model_t *m, const srv_model_desc_t 
   return NULL;
 }
 
-/* An integer parameter, given as int64 or uint64 (clients differ). */
+/* An integer parameter the server reads (priority, timeout). */
 static srv_status_t *param_uint(const srv_model_t *m, const inference_InferParameter *p,
                                 const char *key, uint64_t *out) {
-  switch (inference_InferParameter_parameter_choice_case(p)) {
-    case inference_InferParameter_parameter_choice_int64_param: {
-      int64_t v = inference_InferParameter_int64_param(p);
-      if (v < 0) break;
-      *out = (uint64_t)v;
-      return NULL;
-    }
-    case inference_InferParameter_parameter_choice_uint64_param:
-      *out = inference_InferParameter_uint64_param(p);
-      return NULL;
-    default:
-      break;
-  }
+  if (param_uint_read(p, out)) return NULL;
   return srv_check_param_uint_error(m, key);
 }
 
