@@ -6,10 +6,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "server/common/log.h"
 #include "server/common/memory.h"
+#include "server/common/restricted.h"
 
 typedef enum {
   FLAG_STRING,
@@ -41,6 +43,12 @@ _Static_assert(offsetof(srv_options_t, backend_config_count) ==
                "count must follow its list");
 _Static_assert(offsetof(srv_options_t, cuda_memory_pool_count) ==
                    offsetof(srv_options_t, cuda_memory_pools) + sizeof(char **),
+               "count must follow its list");
+_Static_assert(offsetof(srv_options_t, grpc_restricted_protocol_count) ==
+                   offsetof(srv_options_t, grpc_restricted_protocols) + sizeof(char **),
+               "count must follow its list");
+_Static_assert(offsetof(srv_options_t, http_restricted_api_count) ==
+                   offsetof(srv_options_t, http_restricted_apis) + sizeof(char **),
                "count must follow its list");
 _Static_assert(offsetof(srv_options_t, metrics_config_count) ==
                    offsetof(srv_options_t, metrics_configs) + sizeof(char **),
@@ -108,6 +116,52 @@ static const flag_t flags[] = {
      INT_MAX,
      "Bytes of responses of one request that the frontend may hold (default "
      "67108864)."},
+    {"grpc-restricted-protocol", FLAG_STRING_LIST, OPT(grpc_restricted_protocols), 0, 0,
+     "<protocols>:<key>=<value>: the comma-separated protocol groups answer only calls "
+     "whose metadata has triton-grpc-protocol-<key> set to <value>, else UNAVAILABLE; "
+     "repeatable, each group once. Groups: health, metadata, inference, "
+     "shared-memory, model-config, model-repository, statistics, trace, logging "
+     "(grpc.health.v1 is never restricted)."},
+    {"http-restricted-api", FLAG_STRING_LIST, OPT(http_restricted_apis), 0, 0,
+     "<apis>:<key>=<value>: the comma-separated API groups (as "
+     "--grpc-restricted-protocol) answer only requests with header <key>: <value>, "
+     "else 403; repeatable, each group once."},
+    {"grpc-keepalive-time", FLAG_INT, OPT(grpc_keepalive_time_ms), 1, INT_MAX,
+     "Milliseconds after which the server pings an idle transport (default 7200000, "
+     "2 hours)."},
+    {"grpc-keepalive-timeout", FLAG_INT, OPT(grpc_keepalive_timeout_ms), 1, INT_MAX,
+     "Milliseconds the server waits for a ping's acknowledgement before it closes the "
+     "connection (default 20000)."},
+    {"grpc-keepalive-permit-without-calls", FLAG_BOOL,
+     OPT(grpc_keepalive_permit_without_calls), 0, 0,
+     "Let clients ping while no call is in flight without a ping strike (default "
+     "false)."},
+    {"grpc-http2-max-pings-without-data", FLAG_INT,
+     OPT(grpc_http2_max_pings_without_data), 0, INT_MAX,
+     "Pings the server sends while it has no data to send; 0: no limit (default 2)."},
+    {"grpc-http2-min-recv-ping-interval-without-data", FLAG_INT,
+     OPT(grpc_http2_min_recv_ping_interval_ms), 0, INT_MAX,
+     "Milliseconds that must separate two client pings while no data flows; a ping "
+     "sooner is a ping strike (default 300000)."},
+    {"grpc-http2-max-ping-strikes", FLAG_INT, OPT(grpc_http2_max_ping_strikes), 0,
+     INT_MAX,
+     "Ping strikes after which the server sends GOAWAY (too_many_pings) and closes the "
+     "connection; 0: no limit (default 2)."},
+    {"grpc-max-connection-age", FLAG_INT, OPT(grpc_max_connection_age_ms), 1, INT_MAX,
+     "Milliseconds after which the server asks a connection to go (GOAWAY), so that "
+     "clients rebalance (default: none)."},
+    {"grpc-max-connection-age-grace", FLAG_INT, OPT(grpc_max_connection_age_grace_ms),
+     1, INT_MAX,
+     "Milliseconds that calls of an aged connection get to finish before it is closed "
+     "(default: none, they may finish)."},
+    {"grpc-max-concurrent-streams", FLAG_INT, OPT(grpc_max_concurrent_streams), 1,
+     INT_MAX,
+     "Calls one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_"
+     "STREAMS); more wait in the client (default 1024)."},
+    {"grpc-infer-response-compression-level", FLAG_STRING,
+     OPT(grpc_infer_response_compression_level), 0, 0,
+     "Compression of ModelInfer and ModelStreamInfer responses: none, low, medium or "
+     "high; the algorithm is one the client accepts (default none)."},
     {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
      "Serve gRPC (default true; gRPC cannot be turned off yet)."},
     {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
@@ -251,6 +305,13 @@ static void options_defaults(srv_options_t *opt) {
   opt->grpc_stream_max_queued_bytes = 256 << 20;
   opt->grpc_request_max_queued_responses = 65536;
   opt->grpc_request_max_queued_bytes = 64 << 20;
+  opt->grpc_keepalive_time_ms = 7200000;
+  opt->grpc_keepalive_timeout_ms = 20000;
+  opt->grpc_http2_max_pings_without_data = 2;
+  opt->grpc_http2_min_recv_ping_interval_ms = 300000;
+  opt->grpc_http2_max_ping_strikes = 2;
+  opt->grpc_max_concurrent_streams = 1024;
+  opt->grpc_infer_response_compression_level = srv_strdup("none");
   opt->repository_poll_secs = 15;
   opt->model_load_threads = 4;
   opt->allow_grpc = true;
@@ -296,6 +357,36 @@ srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
   return NULL;
 }
 
+/* Parses both restriction flags once, for their errors; each frontend
+ * parses its own again when it starts. Triton's texts, after "Bad option". */
+static srv_status_t *restrictions_validate(const srv_options_t *opt) {
+  srv_restrictions_t r;
+  srv_status_t *st = srv_restrictions_parse(
+      &r, opt->grpc_restricted_protocols, opt->grpc_restricted_protocol_count,
+      "grpc-restricted-protocol", SRV_GRPC_RESTRICTED_PREFIX, "protocol");
+  srv_restrictions_free(&r);
+  const char *flag = "grpc-restricted-protocol";
+  if (st == NULL) {
+    st = srv_restrictions_parse(&r, opt->http_restricted_apis,
+                                opt->http_restricted_api_count, "http-restricted-api", "",
+                                "api");
+    srv_restrictions_free(&r);
+    flag = "http-restricted-api";
+  }
+  if (st == NULL) return NULL;
+  srv_status_t *bad = srv_status_new(srv_status_code(st), "Bad option: \"--%s\".\n%s",
+                                     flag, srv_status_message(st));
+  srv_status_free(st);
+  return bad;
+}
+
+int srv_options_compression_level(const srv_options_t *opt) {
+  static const char *const levels[] = {"none", "low", "medium", "high"};
+  for (int i = 0; i < 4; i++)
+    if (strcasecmp(opt->grpc_infer_response_compression_level, levels[i]) == 0) return i;
+  return -1;
+}
+
 srv_status_t *srv_options_validate(const srv_options_t *opt) {
   if (!opt->allow_grpc)
     return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
@@ -317,6 +408,11 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
           "both non-negative integers",
           opt->cuda_memory_pools[i]);
   }
+  srv_status_t *st = restrictions_validate(opt);
+  if (st != NULL) return st;
+  if (srv_options_compression_level(opt) < 0)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "invalid argument for --grpc_infer_response_compression_level");
   const char *mode = opt->model_control_mode;
   if (strcmp(mode, "none") != 0 && strcmp(mode, "explicit") != 0 &&
       strcmp(mode, "poll") != 0)
@@ -379,6 +475,13 @@ void srv_options_free(srv_options_t *opt) {
   for (size_t i = 0; i < opt->cuda_memory_pool_count; i++)
     free(opt->cuda_memory_pools[i]);
   free(opt->cuda_memory_pools);
+  for (size_t i = 0; i < opt->grpc_restricted_protocol_count; i++)
+    free(opt->grpc_restricted_protocols[i]);
+  free(opt->grpc_restricted_protocols);
+  for (size_t i = 0; i < opt->http_restricted_api_count; i++)
+    free(opt->http_restricted_apis[i]);
+  free(opt->http_restricted_apis);
+  free(opt->grpc_infer_response_compression_level);
   free(opt->backend_directory);
   free(opt->model_control_mode);
   memset(opt, 0, sizeof *opt);

@@ -57,6 +57,24 @@ typedef struct {
   int grpc_stream_max_queued_bytes;      /* their bytes, per stream */
   int grpc_request_max_queued_responses; /* held for one request */
   int grpc_request_max_queued_bytes;     /* their bytes, for one request */
+  /* Restricted groups, "<group>[,<group>...]:<key>=<value>", repeatable;
+   * checked by srv_options_validate (server/common/restricted.h). */
+  char **grpc_restricted_protocols; /* --grpc-restricted-protocol */
+  size_t grpc_restricted_protocol_count;
+  char **http_restricted_apis; /* --http-restricted-api */
+  size_t http_restricted_api_count;
+  /* HTTP/2 and keepalive settings of the gRPC server (README.md, "Limits"),
+   * tritonserver's flags and defaults; times in milliseconds. */
+  int grpc_keepalive_time_ms;                /* 7200000 */
+  int grpc_keepalive_timeout_ms;             /* 20000 */
+  bool grpc_keepalive_permit_without_calls;  /* false */
+  int grpc_http2_max_pings_without_data;     /* 2 */
+  int grpc_http2_min_recv_ping_interval_ms;  /* 300000 */
+  int grpc_http2_max_ping_strikes;           /* 2 */
+  int grpc_max_connection_age_ms;            /* 0: none */
+  int grpc_max_connection_age_grace_ms;      /* 0: none */
+  int grpc_max_concurrent_streams;           /* per connection, 1024 */
+  char *grpc_infer_response_compression_level; /* none, low, medium, high */
 } srv_options_t;
 
 /** Fills opt with defaults, then applies argv. On error returns a status
@@ -66,6 +84,14 @@ srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv);
 
 /** Checks what the flags cannot say alone (e.g. repositories exist). */
 srv_status_t *srv_options_validate(const srv_options_t *opt);
+
+/** What a gRPC restricted group's header starts with, before the flag's
+ *  key (tritonserver's: gRPC metadata keys are lower case). */
+#define SRV_GRPC_RESTRICTED_PREFIX "triton-grpc-protocol-"
+
+/** --grpc-infer-response-compression-level as grpc_compression_level
+ *  (0 none, 1 low, 2 medium, 3 high), or -1 when it names none of them. */
+int srv_options_compression_level(const srv_options_t *opt);
 
 /** The CUDA memory pool size of `device`: its last
  *  --cuda-memory-pool-byte-size, else Triton's default of 64 MiB. Only

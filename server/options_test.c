@@ -1,6 +1,8 @@
 /* Flag parsing: both value forms, repeats, defaults, and precise errors. */
 #include "server/options.h"
 
+#include "server/common/restricted.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -250,7 +252,139 @@ static void memory_pool_flags(void) {
   expect_error(huge, GRPC_STATUS_INVALID_ARGUMENT, "--pinned-memory-pool-byte-size");
 }
 
-UNIT_MAIN("options", UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
+/* validate's message for one flag value, "" when accepted. */
+static void expect_validate(const char *flag, const char *needle) {
+  srv_options_t opt;
+  char *argv[] = {"nereid", "--model-repository=/", (char *)flag, NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  if (needle[0] == '\0') {
+    CHECK(st == NULL);
+  } else {
+    CHECK(st != NULL && strstr(srv_status_message(st), needle) != NULL);
+    if (st != NULL && strstr(srv_status_message(st), needle) == NULL)
+      fprintf(stderr, "  message '%s' lacks '%s'\n", srv_status_message(st), needle);
+  }
+  srv_status_free(st);
+  srv_options_free(&opt);
+}
+
+/* Triton's syntax, rules and texts for --grpc-restricted-protocol and
+ * --http-restricted-api. */
+static void restricted_flags(void) {
+  srv_options_t opt;
+  char *argv[] = {"nereid",
+                  "--model-repository=/",
+                  "--grpc-restricted-protocol=health,inference:infer-key=a=b",
+                  "--grpc-restricted-protocol",
+                  "model-repository:Admin=secret",
+                  "--http-restricted-api=shared-memory,statistics:k=v",
+                  NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_restrictions_t r;
+  REQUIRE(srv_restrictions_parse(&r, opt.grpc_restricted_protocols,
+                                 opt.grpc_restricted_protocol_count,
+                                 "grpc-restricted-protocol", SRV_GRPC_RESTRICTED_PREFIX,
+                                 "protocol") == NULL);
+  const srv_restriction_t *h = srv_restrictions_get(&r, SRV_GROUP_HEALTH);
+  REQUIRE(h != NULL);
+  CHECK_STREQ(h->key, "triton-grpc-protocol-infer-key");
+  CHECK_STREQ(h->value, "a=b"); /* the first '=' ends the key */
+  CHECK(srv_restriction_matches(h, "a=b", 3) && !srv_restriction_matches(h, "a=", 2));
+  CHECK(srv_restrictions_get(&r, SRV_GROUP_INFERENCE) != NULL);
+  CHECK_STREQ(srv_restrictions_get(&r, SRV_GROUP_MODEL_REPOSITORY)->key,
+              "triton-grpc-protocol-Admin");
+  CHECK(srv_restrictions_get(&r, SRV_GROUP_METADATA) == NULL);
+  CHECK(srv_restrictions_get(&r, SRV_GROUP_NONE) == NULL);
+  srv_restrictions_free(&r);
+  srv_options_free(&opt);
+
+  expect_validate("--http-restricted-api=health:k=v", "");
+  const char *format = "--grpc-restricted-protocol option format is "
+                       "'<config name>:<setting>=<value>'. Got ";
+  const char *bad[] = {"health", "health:k", ":k=v", "health:=v", "health:k="};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char flag[96], needle[160];
+    snprintf(flag, sizeof flag, "--grpc-restricted-protocol=%s", bad[i]);
+    snprintf(needle, sizeof needle, "%s%s", format, bad[i]);
+    expect_validate(flag, needle);
+    expect_validate(flag, "Bad option: \"--grpc-restricted-protocol\".");
+  }
+  expect_validate("--grpc-restricted-protocol=healthy:k=v",
+                  "unknown restricted protocol 'healthy'");
+  expect_validate("--grpc-restricted-protocol=health,,metadata:k=v",
+                  "unknown restricted protocol ''");
+  expect_validate("--http-restricted-api=metrics:k=v", "unknown restricted api 'metrics'");
+  expect_validate("--http-restricted-api=trace,trace:k=v",
+                  "restricted api 'trace' can not be specified in multiple config groups");
+  /* A group once across repeats too. */
+  char *twice[] = {"nereid", "--model-repository=/",
+                   "--grpc-restricted-protocol=logging:a=1",
+                   "--grpc-restricted-protocol=statistics,logging:b=2", NULL};
+  REQUIRE(parse(&opt, twice) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL && strstr(srv_status_message(st),
+                             "restricted protocol 'logging' can not be specified in "
+                             "multiple config groups") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+  /* Every group name, in Triton's spelling. */
+  expect_validate("--grpc-restricted-protocol=health,metadata,inference,shared-memory,"
+                  "model-config,model-repository,statistics,trace,logging:k=v",
+                  "");
+}
+
+/* tritonserver's keepalive defaults; the compression level's values. */
+static void transport_flags(void) {
+  srv_options_t opt;
+  char *argv[] = {"nereid", NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  CHECK_EQ_U64(opt.grpc_keepalive_time_ms, 7200000);
+  CHECK_EQ_U64(opt.grpc_keepalive_timeout_ms, 20000);
+  CHECK(!opt.grpc_keepalive_permit_without_calls);
+  CHECK_EQ_U64(opt.grpc_http2_max_pings_without_data, 2);
+  CHECK_EQ_U64(opt.grpc_http2_min_recv_ping_interval_ms, 300000);
+  CHECK_EQ_U64(opt.grpc_http2_max_ping_strikes, 2);
+  CHECK_EQ_U64(opt.grpc_max_connection_age_ms, 0);
+  CHECK_EQ_U64(opt.grpc_max_connection_age_grace_ms, 0);
+  CHECK_EQ_U64(opt.grpc_max_concurrent_streams, 1024);
+  CHECK_EQ_U64(srv_options_compression_level(&opt), 0);
+  srv_options_free(&opt);
+
+  char *set[] = {"nereid",
+                 "--grpc-keepalive-time=1000",
+                 "--grpc-keepalive-timeout=500",
+                 "--grpc-keepalive-permit-without-calls=1",
+                 "--grpc-http2-max-pings-without-data=0",
+                 "--grpc-http2-min-recv-ping-interval-without-data=10000",
+                 "--grpc-http2-max-ping-strikes=0",
+                 "--grpc-max-connection-age=60000",
+                 "--grpc-max-connection-age-grace=5000",
+                 "--grpc-max-concurrent-streams=8",
+                 "--grpc-infer-response-compression-level=HIGH",
+                 NULL};
+  REQUIRE(parse(&opt, set) == NULL);
+  CHECK(opt.grpc_keepalive_permit_without_calls);
+  CHECK_EQ_U64(opt.grpc_http2_max_pings_without_data, 0);
+  CHECK_EQ_U64(opt.grpc_http2_min_recv_ping_interval_ms, 10000);
+  CHECK_EQ_U64(opt.grpc_max_connection_age_ms, 60000);
+  CHECK_EQ_U64(opt.grpc_max_concurrent_streams, 8);
+  CHECK_EQ_U64(srv_options_compression_level(&opt), 3);
+  srv_options_free(&opt);
+
+  expect_validate("--grpc-infer-response-compression-level=low", "");
+  expect_validate("--grpc-infer-response-compression-level=medium", "");
+  expect_validate("--grpc-infer-response-compression-level=max",
+                  "invalid argument for --grpc_infer_response_compression_level");
+  char *zero[] = {"nereid", "--grpc-max-concurrent-streams=0", NULL};
+  expect_error(zero, GRPC_STATUS_INVALID_ARGUMENT, "--grpc-max-concurrent-streams");
+  char *neg[] = {"nereid", "--grpc-keepalive-time=-5", NULL};
+  expect_error(neg, GRPC_STATUS_INVALID_ARGUMENT, "--grpc-keepalive-time");
+}
+
+UNIT_MAIN("options", UNIT_CASE(restricted_flags), UNIT_CASE(transport_flags),
+          UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
           UNIT_CASE(limit_flags), UNIT_CASE(defaults_match_tritonserver),
           UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
           UNIT_CASE(validate_checks_repositories))

@@ -12,7 +12,9 @@
 
 #include "server/common/log.h"
 #include "server/grpc/handoff.h"
+#include "server/grpc/infer_rpc.h"
 #include "server/grpc/message_bytes.h"
+#include "server/grpc/restrict.h"
 #include "server/grpc/tag.h"
 #include "upb/decode.h"
 #include "upb/msg_internal.h"
@@ -204,7 +206,17 @@ static void call_end(srv_call_t *c, grpc_status_code code, const char *details) 
   grpc_op ops[4];
   size_t n = 0;
   memset(ops, 0, sizeof ops);
-  ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+  /* --grpc-infer-response-compression-level, for ModelInfer's reply only
+   * (as tritonserver); core picks an algorithm that the client accepts. */
+  if (c->reply != NULL && c->rpc < srv_rpc_count &&
+      srv_rpcs[c->rpc].unary == srv_rpc_model_infer) {
+    grpc_compression_level level = srv_frontend_infer_compression(c->fe);
+    ops[n].data.send_initial_metadata.maybe_compression_level.is_set =
+        level != GRPC_COMPRESS_LEVEL_NONE;
+    ops[n].data.send_initial_metadata.maybe_compression_level.level = level;
+  }
+  n++;
   if (c->reply != NULL) {
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = c->reply;
@@ -245,6 +257,16 @@ static void call_serve(srv_call_t *c) {
     return;
   }
   const srv_rpc_t *rpc = &srv_rpcs[c->rpc];
+  /* Before anything else, as tritonserver: a restricted method says so
+   * even when it is not implemented. Open methods only test the pointer. */
+  const srv_restriction_t *rule = srv_frontend_restriction(c->fe, c->rpc);
+  if (rule != NULL) {
+    srv_status_t *denied = srv_grpc_restrict_check(rule, &c->request_md);
+    if (denied != NULL) {
+      srv_call_fail(c, denied);
+      return;
+    }
+  }
   if (rpc->serve != SRV_SERVE_UNARY) {
     srv_call_fail(c, srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
                                     "%s is not implemented by Nereid yet", rpc->name));

@@ -18,6 +18,7 @@
 #include "server/grpc/call.h"
 #include "server/grpc/handoff.h"
 #include "server/grpc/health.h"
+#include "server/grpc/restrict.h"
 #include "server/grpc/stream_rpc.h"
 #include "server/grpc/tag.h"
 
@@ -32,6 +33,8 @@ struct srv_frontend {
   pthread_t *cq_threads;
   unsigned cq_threads_started;
   void **methods; /* registered handle of each srv_rpcs entry */
+  srv_grpc_restrict_t restricted; /* --grpc-restricted-protocol, per method */
+  grpc_compression_level infer_compression; /* of inference responses */
   int port;
   /* The control actor turns the server's shutdown event into a semaphore
    * post for the main thread, which waits on it with a timeout. */
@@ -104,6 +107,12 @@ void *srv_frontend_method(const srv_frontend_t *fe, size_t rpc) {
   return fe->methods[rpc];
 }
 int srv_frontend_port(const srv_frontend_t *fe) { return fe->port; }
+const srv_restriction_t *srv_frontend_restriction(const srv_frontend_t *fe, size_t rpc) {
+  return fe->restricted.of_rpc[rpc];
+}
+grpc_compression_level srv_frontend_infer_compression(const srv_frontend_t *fe) {
+  return fe->infer_compression;
+}
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe) { return fe->cq_count; }
 
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
@@ -116,8 +125,39 @@ void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
     srv_call_request(fe, rpc, cq);
 }
 
+static void arg_int(grpc_arg *a, const char *key, int value) {
+  a->type = GRPC_ARG_INTEGER;
+  a->key = (char *)key;
+  a->value.integer = value;
+}
+
+/* HTTP/2 settings and keepalive (README.md, "Limits"): how often the
+ * server pings, which client pings it tolerates, how long a connection
+ * lives, and how many calls one connection may have open. Returns how
+ * many args it set. */
+static size_t transport_args(const srv_options_t *opt, grpc_arg *a) {
+  size_t n = 0;
+  arg_int(&a[n++], GRPC_ARG_KEEPALIVE_TIME_MS, opt->grpc_keepalive_time_ms);
+  arg_int(&a[n++], GRPC_ARG_KEEPALIVE_TIMEOUT_MS, opt->grpc_keepalive_timeout_ms);
+  arg_int(&a[n++], GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS,
+          opt->grpc_keepalive_permit_without_calls ? 1 : 0);
+  arg_int(&a[n++], GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA,
+          opt->grpc_http2_max_pings_without_data);
+  arg_int(&a[n++], GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+          opt->grpc_http2_min_recv_ping_interval_ms);
+  arg_int(&a[n++], GRPC_ARG_HTTP2_MAX_PING_STRIKES, opt->grpc_http2_max_ping_strikes);
+  arg_int(&a[n++], GRPC_ARG_MAX_CONCURRENT_STREAMS, opt->grpc_max_concurrent_streams);
+  /* Unset, gRPC's own default: a connection may live for ever. */
+  if (opt->grpc_max_connection_age_ms > 0)
+    arg_int(&a[n++], GRPC_ARG_MAX_CONNECTION_AGE_MS, opt->grpc_max_connection_age_ms);
+  if (opt->grpc_max_connection_age_grace_ms > 0)
+    arg_int(&a[n++], GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+            opt->grpc_max_connection_age_grace_ms);
+  return n;
+}
+
 static grpc_server *server_create(const srv_options_t *opt) {
-  grpc_arg args[4];
+  grpc_arg args[4 + 9];
   memset(args, 0, sizeof args);
   /* Core checks this on the bytes as they came, compressed or not, and
    * answers RESOURCE_EXHAUSTED in its own words. */
@@ -138,7 +178,8 @@ static grpc_server *server_create(const srv_options_t *opt) {
   args[3].type = GRPC_ARG_INTEGER;
   args[3].key = GRPC_ARG_ALLOW_REUSEPORT;
   args[3].value.integer = 0;
-  grpc_channel_args channel_args = {4, args};
+  size_t n = 4 + transport_args(opt, &args[4]);
+  grpc_channel_args channel_args = {n, args};
   return grpc_server_create(&channel_args, NULL);
 }
 
@@ -215,6 +256,9 @@ srv_status_t *srv_frontend_start(srv_server_t *srv, srv_frontend_t **out) {
   act_actor_init(&fe->control, srv->runtime, control_behaviour, fe);
   srv_tag_init(&fe->shutdown_tag, &fe->control, CONTROL_SHUTDOWN_DONE);
 
+  srv_grpc_restrict_init(&fe->restricted, srv->options);
+  fe->infer_compression =
+      (grpc_compression_level)srv_options_compression_level(srv->options);
   fe->server = server_create(srv->options);
   for (unsigned i = 0; i < fe->cq_count; i++) {
     fe->cqs[i] = grpc_completion_queue_create_for_next(NULL);
@@ -319,6 +363,7 @@ void srv_frontend_free(srv_frontend_t *fe) {
     if (fe->cqs[i] != NULL) grpc_completion_queue_destroy(fe->cqs[i]);
   sem_destroy(&fe->shutdown_done);
   free(fe->methods);
+  srv_grpc_restrict_free(&fe->restricted);
   free(fe->cqs);
   free(fe->cq_threads);
   free(fe);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "server/common/restricted.h"
 #include "server/common/status.h"
 #include "server/core/core.h"
 #include "server/grpc/rpc.h"
@@ -23,6 +24,11 @@ srv_status_t *srv_frontend_start(srv_server_t *srv, srv_frontend_t **out);
 
 /** The bound port (useful with --grpc-port=0). */
 int srv_frontend_port(const srv_frontend_t *fe);
+/** The restriction of srv_rpcs[rpc] (rpc == srv_rpc_count: unregistered
+ *  methods), NULL when open (restrict.h). Any thread. */
+const srv_restriction_t *srv_frontend_restriction(const srv_frontend_t *fe, size_t rpc);
+/** --grpc-infer-response-compression-level. Any thread. */
+grpc_compression_level srv_frontend_infer_compression(const srv_frontend_t *fe);
 /** Completion queues, each with its thread (--grpc-threads). */
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe);
 

@@ -54,6 +54,7 @@
 #include "server/grpc/handoff.h"
 #include "server/grpc/infer_request.h"
 #include "server/grpc/message_bytes.h"
+#include "server/grpc/restrict.h"
 #include "server/views/model_lookup.h"
 #include "server/grpc/stream_response.h"
 #include "server/grpc/stream_sequences.h"
@@ -171,6 +172,12 @@ static size_t ops_initial(stream_t *s, grpc_op *ops) {
   if (s->initial_md_sent) return 0;
   s->initial_md_sent = true;
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  /* Every message of the stream is an inference response: all take
+   * --grpc-infer-response-compression-level, as tritonserver's. */
+  grpc_compression_level level = srv_frontend_infer_compression(s->fe);
+  ops[0].data.send_initial_metadata.maybe_compression_level.is_set =
+      level != GRPC_COMPRESS_LEVEL_NONE;
+  ops[0].data.send_initial_metadata.maybe_compression_level.level = level;
   return 1;
 }
 
@@ -398,17 +405,26 @@ static void on_received(stream_t *s) {
 
 /* ---- the end ---- */
 
-static void status_send_ok(stream_t *s) {
+/* Ends the call with st (NULL: OK), which it frees. */
+static void status_send(stream_t *s, srv_status_t *st) {
   s->status_sent = true;
   s->status_busy = true;
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
   size_t n = ops_initial(s, ops);
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-  ops[n].data.send_status_from_server.status = GRPC_STATUS_OK;
+  ops[n].data.send_status_from_server.status =
+      st != NULL ? srv_status_code(st) : GRPC_STATUS_OK;
+  if (st != NULL) {
+    grpc_slice_unref(s->status_details);
+    s->status_details = grpc_slice_from_copied_string(srv_status_message(st));
+    srv_status_free(st);
+  }
   ops[n++].data.send_status_from_server.status_details = &s->status_details;
   batch_start(s, ops, n, &s->tag_status_sent);
 }
+
+static void status_send_ok(stream_t *s) { status_send(s, NULL); }
 
 /* Cancels every request in flight and drops what waits to be written; the
  * records stay until their requests come back. */
@@ -570,6 +586,15 @@ static void stream_start(stream_t *s) {
   op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
   op.data.recv_close_on_server.cancelled = &s->cancelled;
   batch_start(s, &op, 1, &s->tag_closed);
+  /* A restricted stream without its header ends at once, receiving
+   * nothing; its close then stops the actor. */
+  const srv_restriction_t *rule = srv_frontend_restriction(s->fe, s->rpc);
+  srv_status_t *denied = rule != NULL ? srv_grpc_restrict_check(rule, &s->request_md) : NULL;
+  if (denied != NULL) {
+    SRV_VERBOSE(1, "ModelStreamInfer failed: %s", srv_status_message(denied));
+    status_send(s, denied);
+    return;
+  }
   recv_post(s);
 }
 

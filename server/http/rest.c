@@ -11,12 +11,14 @@
 #include "server/http/exchange.h"
 #include "server/http/infer_json.h"
 #include "server/http/rest_infer.h"
+#include "server/http/rest_restrict.h"
 #include "server/http/rest_views.h"
 #include "server/views/http_views.h"
 
 struct srv_rest {
   srv_server_t *srv;
   srv_http_t *http;
+  srv_rest_restrict_t restricted; /* --http-restricted-api */
 };
 
 /* A path split at '/': at most ROUTE_SEGMENTS segments. */
@@ -191,10 +193,50 @@ static void shm_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r
     srv_rest_shm(rest->srv, x, kind, region, op);
 }
 
+/* The restricted group of /v2/models/{name}[/versions/{v}]/{kind}, as
+ * tritonserver's routes: SRV_GROUP_NONE where it answers 404. */
+static srv_group_t model_group(const route_t *r) {
+  size_t at = r->count >= 5 && seg_is(r->seg[3], "versions") ? 5 : 3;
+  if (r->count == at) return SRV_GROUP_METADATA;
+  if (r->count == at + 2 && seg_is(r->seg[at], "trace") && seg_is(r->seg[at + 1], "setting"))
+    return at == 3 ? SRV_GROUP_TRACE : SRV_GROUP_NONE;
+  if (r->count != at + 1) return SRV_GROUP_NONE;
+  srv_http_bytes_t kind = r->seg[at];
+  if (seg_is(kind, "infer") || seg_is(kind, "generate") || seg_is(kind, "generate_stream"))
+    return SRV_GROUP_INFERENCE;
+  if (seg_is(kind, "ready")) return SRV_GROUP_HEALTH;
+  if (seg_is(kind, "config")) return SRV_GROUP_MODEL_CONFIG;
+  if (seg_is(kind, "stats")) return SRV_GROUP_STATISTICS;
+  return SRV_GROUP_NONE;
+}
+
+/* The restricted group of a /v2 path (Triton's assignment, http.md). */
+static srv_group_t route_group(const route_t *r) {
+  if (r->count == 1) return SRV_GROUP_METADATA;
+  srv_http_bytes_t top = r->seg[1];
+  if (r->count == 2 && seg_is(top, "logging")) return SRV_GROUP_LOGGING;
+  if (r->count == 3 && seg_is(top, "trace") && seg_is(r->seg[2], "setting"))
+    return SRV_GROUP_TRACE;
+  if (r->count == 3 && seg_is(top, "health")) return SRV_GROUP_HEALTH;
+  if (r->count == 3 && seg_is(top, "models") && seg_is(r->seg[2], "stats"))
+    return SRV_GROUP_STATISTICS;
+  if (r->count >= 3 && seg_is(top, "models")) return model_group(r);
+  if (r->count >= 3 && seg_is(top, "repository")) return SRV_GROUP_MODEL_REPOSITORY;
+  if (r->count >= 3 &&
+      (seg_is(top, "systemsharedmemory") || seg_is(top, "cudasharedmemory")))
+    return SRV_GROUP_SHARED_MEMORY;
+  return SRV_GROUP_NONE;
+}
+
 static void route(void *ctx, srv_http_exchange_t *x) {
   srv_rest_t *rest = ctx;
   route_t r;
-  if (!route_split(srv_http_path(x), &r) || r.count < 1 || !seg_is(r.seg[0], "v2")) {
+  bool v2 = route_split(srv_http_path(x), &r) && r.count >= 1 && seg_is(r.seg[0], "v2");
+  /* Before the method and the endpoint, as tritonserver; nothing to do
+   * when no group is restricted. */
+  if (v2 && rest->restricted.any && srv_rest_refused(&rest->restricted, route_group(&r), x))
+    return;
+  if (!v2) {
     srv_http_reply_error(x, 404, "Not Found");
   } else if (r.count == 1) { /* GET /v2: server metadata */
     if (!method_is(x, "GET")) {
@@ -230,6 +272,7 @@ srv_status_t *srv_rest_start(srv_server_t *srv, srv_rest_t **out) {
   srv_rest_t *rest = calloc(1, sizeof *rest);
   if (rest == NULL) SRV_FATAL("out of memory");
   rest->srv = srv;
+  srv_rest_restrict_init(&rest->restricted, o);
   srv_http_config_t cfg = {
       .name = "HTTP",
       .address = o->http_address,
@@ -241,6 +284,7 @@ srv_status_t *srv_rest_start(srv_server_t *srv, srv_rest_t **out) {
   };
   srv_status_t *st = srv_http_start(&cfg, &rest->http);
   if (st != NULL) {
+    srv_rest_restrict_free(&rest->restricted);
     free(rest);
     return st;
   }
@@ -257,5 +301,6 @@ bool srv_rest_wait(srv_rest_t *rest, uint64_t deadline_ns) {
 
 void srv_rest_free(srv_rest_t *rest) {
   srv_http_free(rest->http);
+  srv_rest_restrict_free(&rest->restricted);
   free(rest);
 }
