@@ -150,8 +150,8 @@ static const flag_t flags[] = {
     {"grpc-max-connection-age", FLAG_INT, OPT(grpc_max_connection_age_ms), 1, INT_MAX,
      "Milliseconds after which the server asks a connection to go (GOAWAY), so that "
      "clients rebalance (default: none)."},
-    {"grpc-max-connection-age-grace", FLAG_INT, OPT(grpc_max_connection_age_grace_ms),
-     1, INT_MAX,
+    {"grpc-max-connection-age-grace", FLAG_INT, OPT(grpc_max_connection_age_grace_ms), 1,
+     INT_MAX,
      "Milliseconds that calls of an aged connection get to finish before it is closed "
      "(default: none, they may finish)."},
     {"grpc-max-concurrent-streams", FLAG_INT, OPT(grpc_max_concurrent_streams), 1,

@@ -65,15 +65,15 @@ typedef struct {
   size_t http_restricted_api_count;
   /* HTTP/2 and keepalive settings of the gRPC server (README.md, "Limits"),
    * tritonserver's flags and defaults; times in milliseconds. */
-  int grpc_keepalive_time_ms;                /* 7200000 */
-  int grpc_keepalive_timeout_ms;             /* 20000 */
-  bool grpc_keepalive_permit_without_calls;  /* false */
-  int grpc_http2_max_pings_without_data;     /* 2 */
-  int grpc_http2_min_recv_ping_interval_ms;  /* 300000 */
-  int grpc_http2_max_ping_strikes;           /* 2 */
-  int grpc_max_connection_age_ms;            /* 0: none */
-  int grpc_max_connection_age_grace_ms;      /* 0: none */
-  int grpc_max_concurrent_streams;           /* per connection, 1024 */
+  int grpc_keepalive_time_ms;                  /* 7200000 */
+  int grpc_keepalive_timeout_ms;               /* 20000 */
+  bool grpc_keepalive_permit_without_calls;    /* false */
+  int grpc_http2_max_pings_without_data;       /* 2 */
+  int grpc_http2_min_recv_ping_interval_ms;    /* 300000 */
+  int grpc_http2_max_ping_strikes;             /* 2 */
+  int grpc_max_connection_age_ms;              /* 0: none */
+  int grpc_max_connection_age_grace_ms;        /* 0: none */
+  int grpc_max_concurrent_streams;             /* per connection, 1024 */
   char *grpc_infer_response_compression_level; /* none, low, medium, high */
 } srv_options_t;
 

@@ -301,8 +301,9 @@ static void restricted_flags(void) {
   srv_options_free(&opt);
 
   expect_validate("--http-restricted-api=health:k=v", "");
-  const char *format = "--grpc-restricted-protocol option format is "
-                       "'<config name>:<setting>=<value>'. Got ";
+  const char *format =
+      "--grpc-restricted-protocol option format is "
+      "'<config name>:<setting>=<value>'. Got ";
   const char *bad[] = {"health", "health:k", ":k=v", "health:=v", "health:k="};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char flag[96], needle[160];
@@ -315,9 +316,11 @@ static void restricted_flags(void) {
                   "unknown restricted protocol 'healthy'");
   expect_validate("--grpc-restricted-protocol=health,,metadata:k=v",
                   "unknown restricted protocol ''");
-  expect_validate("--http-restricted-api=metrics:k=v", "unknown restricted api 'metrics'");
-  expect_validate("--http-restricted-api=trace,trace:k=v",
-                  "restricted api 'trace' can not be specified in multiple config groups");
+  expect_validate("--http-restricted-api=metrics:k=v",
+                  "unknown restricted api 'metrics'");
+  expect_validate(
+      "--http-restricted-api=trace,trace:k=v",
+      "restricted api 'trace' can not be specified in multiple config groups");
   /* A group once across repeats too. */
   char *twice[] = {"nereid", "--model-repository=/",
                    "--grpc-restricted-protocol=logging:a=1",
@@ -330,9 +333,10 @@ static void restricted_flags(void) {
   srv_status_free(st);
   srv_options_free(&opt);
   /* Every group name, in Triton's spelling. */
-  expect_validate("--grpc-restricted-protocol=health,metadata,inference,shared-memory,"
-                  "model-config,model-repository,statistics,trace,logging:k=v",
-                  "");
+  expect_validate(
+      "--grpc-restricted-protocol=health,metadata,inference,shared-memory,"
+      "model-config,model-repository,statistics,trace,logging:k=v",
+      "");
 }
 
 /* tritonserver's keepalive defaults; the compression level's values. */

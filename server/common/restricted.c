@@ -9,8 +9,8 @@
 #include "server/common/memory.h"
 
 static const char *const group_names[SRV_GROUP_COUNT] = {
-    "health",     "metadata",         "inference",  "shared-memory", "model-config",
-    "model-repository", "statistics", "trace",      "logging",
+    "health",           "metadata",   "inference", "shared-memory", "model-config",
+    "model-repository", "statistics", "trace",     "logging",
 };
 
 const char *srv_group_name(srv_group_t g) {
@@ -41,9 +41,9 @@ static srv_status_t *parse_one(srv_restrictions_t *r, const char *arg, const cha
   const char *colon = strchr(arg, ':');
   const char *eq = colon != NULL ? strchr(colon + 1, '=') : NULL;
   if (colon == NULL || eq == NULL || colon == arg || eq == colon + 1 || eq[1] == '\0')
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "--%s option format is '<config name>:<setting>=<value>'. Got %s",
-                          option, arg);
+    return srv_status_new(
+        GRPC_STATUS_INVALID_ARGUMENT,
+        "--%s option format is '<config name>:<setting>=<value>'. Got %s", option, arg);
   const char *p = arg;
   for (;;) {
     const char *end = memchr(p, ',', (size_t)(colon - p));
@@ -75,7 +75,8 @@ srv_status_t *srv_restrictions_parse(srv_restrictions_t *r, char *const *args,
   return NULL;
 }
 
-const srv_restriction_t *srv_restrictions_get(const srv_restrictions_t *r, srv_group_t g) {
+const srv_restriction_t *srv_restrictions_get(const srv_restrictions_t *r,
+                                              srv_group_t g) {
   if (g >= SRV_GROUP_COUNT || r->group[g].key == NULL) return NULL;
   return &r->group[g];
 }

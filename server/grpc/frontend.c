@@ -32,8 +32,8 @@ struct srv_frontend {
   grpc_completion_queue **cqs;
   pthread_t *cq_threads;
   unsigned cq_threads_started;
-  void **methods; /* registered handle of each srv_rpcs entry */
-  srv_grpc_restrict_t restricted; /* --grpc-restricted-protocol, per method */
+  void **methods;                           /* registered handle of each srv_rpcs entry */
+  srv_grpc_restrict_t restricted;           /* --grpc-restricted-protocol, per method */
   grpc_compression_level infer_compression; /* of inference responses */
   int port;
   /* The control actor turns the server's shutdown event into a semaphore

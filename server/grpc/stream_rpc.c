@@ -55,11 +55,11 @@
 #include "server/grpc/infer_request.h"
 #include "server/grpc/message_bytes.h"
 #include "server/grpc/restrict.h"
-#include "server/views/model_lookup.h"
 #include "server/grpc/stream_response.h"
 #include "server/grpc/stream_sequences.h"
 #include "server/grpc/stream_writes.h"
 #include "server/grpc/tag.h"
+#include "server/views/model_lookup.h"
 #include "upb/decode.h"
 
 #define WRITES_HIGH 128u
@@ -112,8 +112,8 @@ typedef struct {
   stream_req_t *spare; /* records to reuse */
   uint32_t spare_count;
   srv_stream_sequences_t seqs; /* sequences it started and did not end */
-  int cancelled; /* set by the receive-close */
-  bool counted;  /* srv_frontend_call_begin was called */
+  int cancelled;               /* set by the receive-close */
+  bool counted;                /* srv_frontend_call_begin was called */
   bool initial_md_sent;
   bool recv_busy, send_busy, status_busy;
   bool read_paused; /* too many writes wait: back-pressure on the client */
@@ -589,7 +589,8 @@ static void stream_start(stream_t *s) {
   /* A restricted stream without its header ends at once, receiving
    * nothing; its close then stops the actor. */
   const srv_restriction_t *rule = srv_frontend_restriction(s->fe, s->rpc);
-  srv_status_t *denied = rule != NULL ? srv_grpc_restrict_check(rule, &s->request_md) : NULL;
+  srv_status_t *denied =
+      rule != NULL ? srv_grpc_restrict_check(rule, &s->request_md) : NULL;
   if (denied != NULL) {
     SRV_VERBOSE(1, "ModelStreamInfer failed: %s", srv_status_message(denied));
     status_send(s, denied);

@@ -198,11 +198,13 @@ static void shm_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r
 static srv_group_t model_group(const route_t *r) {
   size_t at = r->count >= 5 && seg_is(r->seg[3], "versions") ? 5 : 3;
   if (r->count == at) return SRV_GROUP_METADATA;
-  if (r->count == at + 2 && seg_is(r->seg[at], "trace") && seg_is(r->seg[at + 1], "setting"))
+  if (r->count == at + 2 && seg_is(r->seg[at], "trace") &&
+      seg_is(r->seg[at + 1], "setting"))
     return at == 3 ? SRV_GROUP_TRACE : SRV_GROUP_NONE;
   if (r->count != at + 1) return SRV_GROUP_NONE;
   srv_http_bytes_t kind = r->seg[at];
-  if (seg_is(kind, "infer") || seg_is(kind, "generate") || seg_is(kind, "generate_stream"))
+  if (seg_is(kind, "infer") || seg_is(kind, "generate") ||
+      seg_is(kind, "generate_stream"))
     return SRV_GROUP_INFERENCE;
   if (seg_is(kind, "ready")) return SRV_GROUP_HEALTH;
   if (seg_is(kind, "config")) return SRV_GROUP_MODEL_CONFIG;
@@ -234,7 +236,8 @@ static void route(void *ctx, srv_http_exchange_t *x) {
   bool v2 = route_split(srv_http_path(x), &r) && r.count >= 1 && seg_is(r.seg[0], "v2");
   /* Before the method and the endpoint, as tritonserver; nothing to do
    * when no group is restricted. */
-  if (v2 && rest->restricted.any && srv_rest_refused(&rest->restricted, route_group(&r), x))
+  if (v2 && rest->restricted.any &&
+      srv_rest_refused(&rest->restricted, route_group(&r), x))
     return;
   if (!v2) {
     srv_http_reply_error(x, 404, "Not Found");

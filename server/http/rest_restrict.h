@@ -24,6 +24,7 @@ void srv_rest_restrict_free(srv_rest_restrict_t *r);
 /** Whether x, of group g, is refused: if so it was answered 403
  *  {"error": "This API is restricted, expecting header '<key>'"} and is
  *  done. The loop thread, before the endpoint runs. */
-bool srv_rest_refused(const srv_rest_restrict_t *r, srv_group_t g, srv_http_exchange_t *x);
+bool srv_rest_refused(const srv_rest_restrict_t *r, srv_group_t g,
+                      srv_http_exchange_t *x);
 
 #endif
