@@ -228,6 +228,11 @@ void srv_call_reply(srv_call_t *call, const char *bytes, size_t len) {
   call_end(call, GRPC_STATUS_OK, "");
 }
 
+void srv_call_reply_buffer(srv_call_t *call, grpc_byte_buffer *reply) {
+  call->reply = reply;
+  call_end(call, GRPC_STATUS_OK, "");
+}
+
 void srv_call_fail(srv_call_t *call, srv_status_t *st) {
   const char *name = call->rpc < srv_rpc_count ? srv_rpcs[call->rpc].name : "?";
   SRV_VERBOSE(1, "%s failed: %s: %s", name, srv_status_code_name(srv_status_code(st)),
