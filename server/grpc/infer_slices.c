@@ -74,17 +74,35 @@ static void response_release(void *p) {
   srv_response_free(r);
 }
 
+static size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+/* The bytes of output o on the wire (0 for one in shared memory). */
+static size_t wire_len(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
+  return on_wire(r, o) && o->buffer != NULL ? o->byte_size : 0;
+}
+
 grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
                                           const TRITONBACKEND_Request *request,
                                           TRITONBACKEND_Response *r, upb_Arena *a) {
+  return srv_infer_slices_encode_message(
+      srv_infer_response_encode(m, request, r, a), 0, request, r, a);
+}
+
+grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *resp,
+                                                  uint32_t field,
+                                                  const TRITONBACKEND_Request *request,
+                                                  TRITONBACKEND_Response *r, upb_Arena *a) {
   /* The message without raw_output_contents: they follow it. */
-  inference_ModelInferResponse *resp = srv_infer_response_encode(m, request, r, a);
   inference_ModelInferResponse_clear_raw_output_contents(resp);
   size_t head_len;
   char *head = inference_ModelInferResponse_serialize(resp, a, &head_len);
   if (head == NULL) SRV_FATAL("out of memory");
   /* At most: the head, and per output one copied run and one reference. */
-  size_t small = head_len;
+  size_t small = head_len + 22; /* the outer tag and length, if any */
   for (uint32_t i = 0; i < r->output_count; i++) {
     small += 11;
     if (r->outputs[i].byte_size < SRV_INFER_SLICE_MIN) small += r->outputs[i].byte_size;
@@ -92,12 +110,22 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
   gather_t g = {.slices = upb_Arena_Malloc(a, (2 * r->output_count + 1) * sizeof(grpc_slice)),
                 .run = upb_Arena_Malloc(a, small)};
   if (g.slices == NULL || g.run == NULL) SRV_FATAL("out of memory");
+  if (field != 0) { /* the reply nested in an outer message's field */
+    size_t inner = head_len;
+    for (uint32_t i = 0; i < r->output_count; i++) {
+      if (!requested(request, r->outputs[i].name)) continue;
+      size_t len = wire_len(r, &r->outputs[i]);
+      inner += varint_len(RAW_OUTPUT_TAG) + varint_len(len) + len;
+    }
+    run_varint(&g, (field << 3) | 2u);
+    run_varint(&g, inner);
+  }
   run_put(&g, head, head_len);
   srv_response_lend_start(r);
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct TRITONBACKEND_Output *o = &r->outputs[i];
     if (!requested(request, o->name)) continue;
-    size_t len = on_wire(r, o) && o->buffer != NULL ? o->byte_size : 0;
+    size_t len = wire_len(r, o);
     run_varint(&g, RAW_OUTPUT_TAG);
     run_varint(&g, len);
     if (len < SRV_INFER_SLICE_MIN) {

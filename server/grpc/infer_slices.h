@@ -33,4 +33,13 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
                                           const TRITONBACKEND_Request *request,
                                           TRITONBACKEND_Response *r, upb_Arena *a);
 
+/** The same for a reply already built (srv_infer_response_encode, maybe
+ *  with more parameters), nested as length-delimited field `field` of an
+ *  outer message whose only field it is (ModelStreamInferResponse's
+ *  infer_response, 2), or on its own when field is 0. */
+grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *resp,
+                                                  uint32_t field,
+                                                  const TRITONBACKEND_Request *request,
+                                                  TRITONBACKEND_Response *r, upb_Arena *a);
+
 #endif

@@ -440,6 +440,17 @@ class LargeOutputs(unittest.TestCase):
         req, big, small, strings = self.request(300000, order)
         self.check(self.stub.ModelInfer(req, timeout=60), big, small, strings, order)
 
+    def test_large_outputs_on_a_stream(self):
+        req, big, small, strings = self.request(150000)
+        replies = list(self.stub.ModelStreamInfer(iter([req, req]), timeout=60))
+        self.assertEqual(len(replies), 2)
+        for reply in replies:
+            self.assertEqual(reply.error_message, "")
+            self.check(reply.infer_response, big, small, strings,
+                       ["OUTPUT0", "OUTPUT1", "OUTPUT2"])
+            self.assertTrue(
+                reply.infer_response.parameters["triton_final_response"].bool_param)
+
     def test_concurrent_large_replies(self):
         req, big, small, strings = self.request(100000)
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
