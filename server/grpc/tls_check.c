@@ -1,5 +1,7 @@
 /* TLS start-up checks (see tls_check.h). Main thread only; OpenSSL's
- * objects live only inside each check. */
+ * objects live only inside each check. A file at fault is
+ * FAILED_PRECONDITION (no usage text follows), flags that do not go
+ * together INVALID_ARGUMENT. */
 #include "server/grpc/tls_check.h"
 
 #include <errno.h>
@@ -28,7 +30,7 @@ static const char *ssl_reason(const char *fallback) {
 static srv_status_t *file_open(const char *flag, const char *path, FILE **out) {
   *out = fopen(path, "r");
   if (*out == NULL)
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "--%s: cannot read '%s': %s",
+    return srv_status_new(GRPC_STATUS_FAILED_PRECONDITION, "--%s: cannot read '%s': %s",
                           flag, path, strerror(errno));
   return NULL;
 }
@@ -50,7 +52,7 @@ static srv_status_t *certs_read(const char *flag, const char *path, pem_certs_t 
   bool clean_end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
   fclose(f);
   if (sk_X509_num(out->certs) == 0 || !clean_end) {
-    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+    st = srv_status_new(GRPC_STATUS_FAILED_PRECONDITION,
                         "--%s: '%s' is not a PEM certificate file (%s)", flag, path,
                         sk_X509_num(out->certs) == 0 ? "no certificate found"
                                                      : ssl_reason("unreadable block"));
@@ -69,11 +71,11 @@ static srv_status_t *certs_valid_now(const char *flag, const char *path,
     char subject[256];
     X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof subject);
     if (X509_cmp_current_time(X509_get0_notAfter(x)) <= 0)
-      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+      return srv_status_new(GRPC_STATUS_FAILED_PRECONDITION,
                             "--%s: certificate '%s' in '%s' has expired", flag, subject,
                             path);
     if (X509_cmp_current_time(X509_get0_notBefore(x)) > 0)
-      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+      return srv_status_new(GRPC_STATUS_FAILED_PRECONDITION,
                             "--%s: certificate '%s' in '%s' is not valid yet", flag,
                             subject, path);
   }
@@ -88,9 +90,8 @@ static srv_status_t *key_read(const char *path, EVP_PKEY **out) {
   *out = PEM_read_PrivateKey(f, NULL, NULL, NULL);
   fclose(f);
   if (*out == NULL)
-    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                        "--grpc-server-key: '%s' is not a PEM private key (%s)", path,
-                        ssl_reason("no key found"));
+    st = srv_status_new(GRPC_STATUS_FAILED_PRECONDITION,
+                        "--grpc-server-key: '%s' is not a PEM private key", path);
   ERR_clear_error();
   return st;
 }
@@ -125,7 +126,7 @@ static srv_status_t *files_check(const srv_options_t *opt) {
   if (st == NULL) st = certs_valid_now("grpc-server-cert", opt->grpc_server_cert, &server);
   if (st == NULL) st = key_read(opt->grpc_server_key, &key);
   if (st == NULL && X509_check_private_key(sk_X509_value(server.certs, 0), key) != 1)
-    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+    st = srv_status_new(GRPC_STATUS_FAILED_PRECONDITION,
                         "--grpc-server-key: the key in '%s' does not match the "
                         "certificate in --grpc-server-cert '%s'",
                         opt->grpc_server_key, opt->grpc_server_cert);
