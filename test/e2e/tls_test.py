@@ -38,17 +38,36 @@ def make_ca(name):
             path(name + ".pem"), "-days", "2", "-subj", "/CN=" + name)
 
 
-def make_cert(name, ca, days="2", san=True):
+def make_cert(name, ca, days="2"):
     """<name>.pem and <name>.key signed by `ca`; days may be negative
     (an expired certificate)."""
     openssl("req", *EC, "-keyout", path(name + ".key"), "-out", path(name + ".csr"),
             "-subj", "/CN=" + name)
     ext = path(name + ".ext")
     with open(ext, "w") as f:
-        f.write(SAN if san else "basicConstraints=CA:FALSE\n")
+        f.write(SAN)
     openssl("x509", "-req", "-in", path(name + ".csr"), "-CA", path(ca + ".pem"),
             "-CAkey", path(ca + ".key"), "-CAcreateserial", "-out", path(name + ".pem"),
             "-days", days, "-extfile", ext)
+
+
+def make_future_cert(name, ca):
+    """<name>.pem, valid only from 2099 (openssl ca sets the start date)."""
+    db = path(name + "_db")
+    os.makedirs(db, exist_ok=True)
+    open(os.path.join(db, "index.txt"), "w").close()
+    with open(os.path.join(db, "serial"), "w") as f:
+        f.write("01\n")
+    cnf = path(name + ".cnf")
+    with open(cnf, "w") as f:
+        f.write("[ca]\ndefault_ca = d\n[d]\ndatabase = %s/index.txt\n"
+                "new_certs_dir = %s\nserial = %s/serial\ndefault_md = sha256\n"
+                "policy = p\n[p]\ncommonName = supplied\n" % (db, db, db))
+    openssl("req", *EC, "-keyout", path(name + ".key"), "-out", path(name + ".csr"),
+            "-subj", "/CN=" + name)
+    openssl("ca", "-batch", "-config", cnf, "-cert", path(ca + ".pem"), "-keyfile",
+            path(ca + ".key"), "-in", path(name + ".csr"), "-out", path(name + ".pem"),
+            "-startdate", "20990101000000Z", "-enddate", "20991231000000Z", "-notext")
 
 
 def read(name):
@@ -64,6 +83,7 @@ make_cert("client", "ca")
 make_cert("other_client", "other_ca")
 make_cert("new_server", "new_ca")
 make_cert("expired", "ca", days="-1")
+make_future_cert("future", "ca")
 
 TLS = ["--grpc-use-ssl=true", "--grpc-server-cert=" + path("server.pem"),
        "--grpc-server-key=" + path("server.key")]
@@ -259,6 +279,11 @@ class StartupChecksTest(unittest.TestCase):
         self.check(["--grpc-use-ssl", "--grpc-server-cert=" + path("expired.pem"),
                     "--grpc-server-key=" + path("expired.key")],
                    "--grpc-server-cert", path("expired.pem"), "has expired")
+        self.check(["--grpc-use-ssl", "--grpc-server-cert=" + path("future.pem"),
+                    "--grpc-server-key=" + path("future.key")],
+                   "--grpc-server-cert", path("future.pem"), "is not valid yet")
+        self.check(MUTUAL[:3] + ["--grpc-root-cert=" + path("expired.pem")],
+                   "--grpc-root-cert", path("expired.pem"), "has expired")
 
     def test_key_of_another_certificate(self):
         self.check(["--grpc-use-ssl", "--grpc-server-cert=" + path("server.pem"),
