@@ -12,6 +12,7 @@
 
 #include "server/common/log.h"
 #include "server/grpc/handoff.h"
+#include "server/grpc/health_port.h"
 #include "server/grpc/message_bytes.h"
 #include "server/grpc/tag.h"
 #include "upb/decode.h"
@@ -242,6 +243,12 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st) {
 }
 
 static void call_serve(srv_call_t *c) {
+  srv_status_t *refused =
+      srv_health_port_refuse(srv_frontend_health_port(c->fe), c->call, c->rpc);
+  if (refused != NULL) {
+    srv_call_fail(c, refused);
+    return;
+  }
   if (c->rpc == srv_rpc_count) {
     char *method = grpc_slice_to_c_string(c->details.method);
     srv_call_fail(

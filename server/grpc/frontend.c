@@ -18,8 +18,10 @@
 #include "server/grpc/call.h"
 #include "server/grpc/handoff.h"
 #include "server/grpc/health.h"
+#include "server/grpc/health_port.h"
 #include "server/grpc/stream_rpc.h"
 #include "server/grpc/tag.h"
+#include "server/grpc/tls.h"
 
 enum { CONTROL_SHUTDOWN_DONE = 1, CONTROL_STOP };
 
@@ -33,6 +35,7 @@ struct srv_frontend {
   unsigned cq_threads_started;
   void **methods; /* registered handle of each srv_rpcs entry */
   int port;
+  int health_port; /* the plaintext health port's; 0: none */
   /* The control actor turns the server's shutdown event into a semaphore
    * post for the main thread, which waits on it with a timeout. */
   act_actor_t control;
@@ -104,6 +107,7 @@ void *srv_frontend_method(const srv_frontend_t *fe, size_t rpc) {
   return fe->methods[rpc];
 }
 int srv_frontend_port(const srv_frontend_t *fe) { return fe->port; }
+int srv_frontend_health_port(const srv_frontend_t *fe) { return fe->health_port; }
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe) { return fe->cq_count; }
 
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
@@ -161,13 +165,14 @@ static srv_status_t *port_bind(srv_frontend_t *fe, const srv_options_t *opt) {
   /* IPv6 literals need brackets in a target address. */
   const char *fmt = strchr(opt->grpc_address, ':') ? "[%s]:%d" : "%s:%d";
   snprintf(addr, sizeof addr, fmt, opt->grpc_address, opt->grpc_port);
-  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  /* Plaintext, TLS or mutual TLS (tls.c). */
+  grpc_server_credentials *creds = srv_tls_credentials(opt);
   fe->port = grpc_server_add_http2_port(fe->server, addr, creds);
   grpc_server_credentials_release(creds);
   if (fe->port == 0)
     return srv_status_new(GRPC_STATUS_UNAVAILABLE,
                           "cannot listen on %s (address in use or invalid)", addr);
-  return NULL;
+  return srv_health_port_bind(fe->server, opt, &fe->health_port);
 }
 
 static void threads_start(srv_frontend_t *fe) {

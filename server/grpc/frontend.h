@@ -23,6 +23,8 @@ srv_status_t *srv_frontend_start(srv_server_t *srv, srv_frontend_t **out);
 
 /** The bound port (useful with --grpc-port=0). */
 int srv_frontend_port(const srv_frontend_t *fe);
+/** The plaintext health port (--grpc-health-port), 0 if none. */
+int srv_frontend_health_port(const srv_frontend_t *fe);
 /** Completion queues, each with its thread (--grpc-threads). */
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe);
 
