@@ -14,6 +14,7 @@
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/frontend.h"
+#include "server/grpc/tls_check.h"
 #include "server/http/metrics_endpoint.h"
 #include "server/http/rest.h"
 #include "server/options.h"
@@ -33,6 +34,7 @@ static int options_load(srv_options_t *opt, int argc, char **argv) {
     return 0;
   }
   if (st == NULL) st = srv_options_validate(opt);
+  if (st == NULL) st = srv_tls_check(opt); /* before the models load */
   if (st == NULL) return -1; /* go on */
   fprintf(stderr, "error: %s\n\n", srv_status_message(st));
   if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) srv_options_usage(stderr);
@@ -183,6 +185,11 @@ int nereid_main(int argc, char **argv) {
   SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers, %u gRPC threads)",
            opt.grpc_address, srv_frontend_port(fe), act_runtime_workers(srv.runtime),
            srv_frontend_cq_count(fe));
+  if (srv_frontend_health_port(fe) != 0)
+    SRV_INFO("Started GRPCHealthService at %s:%d (plaintext, grpc.health.v1 only)",
+             opt.grpc_health_address != NULL ? opt.grpc_health_address
+                                             : opt.grpc_address,
+             srv_frontend_health_port(fe));
 
   int sig = 0;
   sigwait(&signals, &sig);

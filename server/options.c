@@ -162,6 +162,29 @@ static const flag_t flags[] = {
      OPT(grpc_infer_response_compression_level), 0, 0,
      "Compression of ModelInfer and ModelStreamInfer responses: none, low, medium or "
      "high; the algorithm is one the client accepts (default none)."},
+    {"grpc-use-ssl", FLAG_BOOL, OPT(grpc_use_ssl), 0, 0,
+     "Use SSL/TLS on the gRPC port; needs --grpc-server-cert and --grpc-server-key "
+     "(default false)."},
+    {"grpc-use-ssl-mutual", FLAG_BOOL, OPT(grpc_use_ssl_mutual), 0, 0,
+     "Use mutual SSL/TLS on the gRPC port: implies --grpc-use-ssl, and every client "
+     "must present a certificate that --grpc-root-cert verifies (default false)."},
+    {"grpc-server-cert", FLAG_STRING, OPT(grpc_server_cert), 0, 0,
+     "File holding the PEM-encoded server certificate (chain)."},
+    {"grpc-server-key", FLAG_STRING, OPT(grpc_server_key), 0, 0,
+     "File holding the PEM-encoded server key."},
+    {"grpc-root-cert", FLAG_STRING, OPT(grpc_root_cert), 0, 0,
+     "File holding the PEM-encoded root certificate(s) that client certificates must "
+     "chain to (required by --grpc-use-ssl-mutual)."},
+    {"grpc-ssl-refresh-interval-secs", FLAG_INT, OPT(grpc_ssl_refresh_interval_secs), 1,
+     86400,
+     "Seconds between two reads of the certificate and key files: changed files serve "
+     "new connections without a restart (default 60; Nereid's own)."},
+    {"grpc-health-port", FLAG_INT, OPT(grpc_health_port), 0, 65535,
+     "A plaintext port beside the TLS gRPC port on which only grpc.health.v1.Health "
+     "answers, for Kubernetes gRPC probes; needs --grpc-use-ssl (default 0: none; "
+     "Nereid's own)."},
+    {"grpc-health-address", FLAG_STRING, OPT(grpc_health_address), 0, 0,
+     "Address of the plaintext health port (default: --grpc-address; Nereid's own)."},
     {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
      "Serve gRPC (default true; gRPC cannot be turned off yet)."},
     {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
@@ -312,6 +335,7 @@ static void options_defaults(srv_options_t *opt) {
   opt->grpc_http2_max_ping_strikes = 2;
   opt->grpc_max_concurrent_streams = 1024;
   opt->grpc_infer_response_compression_level = srv_strdup("none");
+  opt->grpc_ssl_refresh_interval_secs = 60;
   opt->repository_poll_secs = 15;
   opt->model_load_threads = 4;
   opt->allow_grpc = true;
@@ -484,5 +508,9 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->grpc_infer_response_compression_level);
   free(opt->backend_directory);
   free(opt->model_control_mode);
+  free(opt->grpc_server_cert);
+  free(opt->grpc_server_key);
+  free(opt->grpc_root_cert);
+  free(opt->grpc_health_address);
   memset(opt, 0, sizeof *opt);
 }

@@ -75,6 +75,16 @@ typedef struct {
   int grpc_max_connection_age_grace_ms;        /* 0: none */
   int grpc_max_concurrent_streams;             /* per connection, 1024 */
   char *grpc_infer_response_compression_level; /* none, low, medium, high */
+  /* TLS on the gRPC port (server/grpc/tls.c; checked by
+   * srv_tls_check_files). use_ssl_mutual implies use_ssl. */
+  bool grpc_use_ssl;                  /* --grpc-use-ssl */
+  bool grpc_use_ssl_mutual;           /* --grpc-use-ssl-mutual */
+  char *grpc_server_cert;             /* --grpc-server-cert, PEM chain */
+  char *grpc_server_key;              /* --grpc-server-key, PEM key */
+  char *grpc_root_cert;               /* --grpc-root-cert, PEM CA bundle */
+  int grpc_ssl_refresh_interval_secs; /* certificate files re-read, default 60 */
+  int grpc_health_port;               /* plaintext grpc.health.v1 only; 0 = none */
+  char *grpc_health_address;          /* default: --grpc-address */
 } srv_options_t;
 
 /** Fills opt with defaults, then applies argv. On error returns a status

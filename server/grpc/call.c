@@ -12,6 +12,7 @@
 
 #include "server/common/log.h"
 #include "server/grpc/handoff.h"
+#include "server/grpc/health_port.h"
 #include "server/grpc/infer_rpc.h"
 #include "server/grpc/message_bytes.h"
 #include "server/grpc/restrict.h"
@@ -240,6 +241,11 @@ void srv_call_reply(srv_call_t *call, const char *bytes, size_t len) {
   call_end(call, GRPC_STATUS_OK, "");
 }
 
+void srv_call_reply_buffer(srv_call_t *call, grpc_byte_buffer *reply) {
+  call->reply = reply;
+  call_end(call, GRPC_STATUS_OK, "");
+}
+
 void srv_call_fail(srv_call_t *call, srv_status_t *st) {
   const char *name = call->rpc < srv_rpc_count ? srv_rpcs[call->rpc].name : "?";
   SRV_VERBOSE(1, "%s failed: %s: %s", name, srv_status_code_name(srv_status_code(st)),
@@ -249,6 +255,12 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st) {
 }
 
 static void call_serve(srv_call_t *c) {
+  srv_status_t *refused =
+      srv_health_port_refuse(srv_frontend_health_port(c->fe), c->call, c->rpc);
+  if (refused != NULL) {
+    srv_call_fail(c, refused);
+    return;
+  }
   if (c->rpc == srv_rpc_count) {
     char *method = grpc_slice_to_c_string(c->details.method);
     srv_call_fail(

@@ -29,6 +29,10 @@ srv_server_t *srv_call_server(const srv_call_t *call);
  *  actor only; at most one of reply/fail per call. */
 void srv_call_reply(srv_call_t *call, const char *bytes, size_t len);
 
+/** Like srv_call_reply, with a byte buffer the call takes over (its slices
+ *  may reference memory that they keep alive themselves). */
+void srv_call_reply_buffer(srv_call_t *call, grpc_byte_buffer *reply);
+
 /** Ends the call with st's code and message; takes ownership of st. */
 void srv_call_fail(srv_call_t *call, srv_status_t *st);
 

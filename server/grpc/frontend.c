@@ -18,9 +18,11 @@
 #include "server/grpc/call.h"
 #include "server/grpc/handoff.h"
 #include "server/grpc/health.h"
+#include "server/grpc/health_port.h"
 #include "server/grpc/restrict.h"
 #include "server/grpc/stream_rpc.h"
 #include "server/grpc/tag.h"
+#include "server/grpc/tls.h"
 
 enum { CONTROL_SHUTDOWN_DONE = 1, CONTROL_STOP };
 
@@ -36,6 +38,7 @@ struct srv_frontend {
   srv_grpc_restrict_t restricted;           /* --grpc-restricted-protocol, per method */
   grpc_compression_level infer_compression; /* of inference responses */
   int port;
+  int health_port; /* the plaintext health port's; 0: none */
   /* The control actor turns the server's shutdown event into a semaphore
    * post for the main thread, which waits on it with a timeout. */
   act_actor_t control;
@@ -113,6 +116,7 @@ const srv_restriction_t *srv_frontend_restriction(const srv_frontend_t *fe, size
 grpc_compression_level srv_frontend_infer_compression(const srv_frontend_t *fe) {
   return fe->infer_compression;
 }
+int srv_frontend_health_port(const srv_frontend_t *fe) { return fe->health_port; }
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe) { return fe->cq_count; }
 
 void srv_frontend_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
@@ -202,13 +206,14 @@ static srv_status_t *port_bind(srv_frontend_t *fe, const srv_options_t *opt) {
   /* IPv6 literals need brackets in a target address. */
   const char *fmt = strchr(opt->grpc_address, ':') ? "[%s]:%d" : "%s:%d";
   snprintf(addr, sizeof addr, fmt, opt->grpc_address, opt->grpc_port);
-  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  /* Plaintext, TLS or mutual TLS (tls.c). */
+  grpc_server_credentials *creds = srv_tls_credentials(opt);
   fe->port = grpc_server_add_http2_port(fe->server, addr, creds);
   grpc_server_credentials_release(creds);
   if (fe->port == 0)
     return srv_status_new(GRPC_STATUS_UNAVAILABLE,
                           "cannot listen on %s (address in use or invalid)", addr);
-  return NULL;
+  return srv_health_port_bind(fe->server, opt, &fe->health_port);
 }
 
 static void threads_start(srv_frontend_t *fe) {

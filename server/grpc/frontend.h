@@ -29,6 +29,8 @@ int srv_frontend_port(const srv_frontend_t *fe);
 const srv_restriction_t *srv_frontend_restriction(const srv_frontend_t *fe, size_t rpc);
 /** --grpc-infer-response-compression-level. Any thread. */
 grpc_compression_level srv_frontend_infer_compression(const srv_frontend_t *fe);
+/** The plaintext health port (--grpc-health-port), 0 if none. */
+int srv_frontend_health_port(const srv_frontend_t *fe);
 /** Completion queues, each with its thread (--grpc-threads). */
 unsigned srv_frontend_cq_count(const srv_frontend_t *fe);
 

@@ -19,6 +19,7 @@
 #include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_request.h"
 #include "server/grpc/infer_response.h"
+#include "server/grpc/infer_slices.h"
 #include "server/views/model_lookup.h"
 
 typedef struct {
@@ -126,7 +127,12 @@ static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Resp
     reply_aggregated(call, x);
   } else {
     x->replied = true;
-    reply_encode(call, x, r);
+    /* Large outputs go by reference: the reply's slices hold r. */
+    if (srv_infer_slices_worth(x->request, r))
+      srv_call_reply_buffer(call, srv_infer_slices_encode(x->model, x->request, r,
+                                                          srv_call_arena(call)));
+    else
+      reply_encode(call, x, r);
     srv_response_free(r);
   }
   state_drop_if_done(x);

@@ -7,10 +7,14 @@
 #include "grpc_service.upb.h"
 #include "server/common/log.h"
 #include "server/grpc/infer_response.h"
+#include "server/grpc/infer_slices.h"
 
 /* Most responses are small: the scratch arena starts on the stack, so
  * encoding them allocates nothing on the heap but the slice itself. */
 #define SCRATCH_BYTES 2048
+
+/* ModelStreamInferResponse.infer_response. */
+#define STREAM_INFER_RESPONSE_FIELD 2
 
 /* Copied into a slice that gRPC owns: the write may finish after the
  * scratch arena is gone, and gRPC frees the slice on its own thread. */
@@ -64,9 +68,19 @@ static grpc_byte_buffer *encode(const srv_model_t *m,
 
 grpc_byte_buffer *srv_stream_response_encode(const srv_model_t *m,
                                              const TRITONBACKEND_Request *request,
-                                             const TRITONBACKEND_Response *r,
-                                             bool final) {
-  return encode(m, request, r, NULL, final);
+                                             TRITONBACKEND_Response *r, bool final) {
+  if (r == NULL || r->error != NULL || !srv_infer_slices_worth(request, r))
+    return encode(m, request, r, NULL, final);
+  /* Large outputs by reference: the stream message is infer_response
+   * (field 2) alone, which the slices wrap themselves. */
+  upb_Arena *a = upb_Arena_New();
+  if (a == NULL) SRV_FATAL("out of memory");
+  inference_ModelInferResponse *resp = srv_infer_response_encode(m, request, r, a);
+  final_param_set(resp, final, a);
+  grpc_byte_buffer *bb = srv_infer_slices_encode_message(
+      resp, STREAM_INFER_RESPONSE_FIELD, request, r, a);
+  upb_Arena_Free(a);
+  return bb;
 }
 
 grpc_byte_buffer *srv_stream_response_fail(const srv_model_t *m,

@@ -15,10 +15,12 @@
  *  response, or NULL for the empty response that stands for a flags-only
  *  final. A response with an error carries its message in error_message
  *  and no outputs. Every one carries the request's id and the parameter
- *  triton_final_response = final. Never NULL. */
+ *  triton_final_response = final. Outputs of SRV_INFER_SLICE_MIN bytes
+ *  and more are referenced (infer_slices.h): r then stays held by the
+ *  buffer until gRPC has written it. Never NULL. */
 grpc_byte_buffer *srv_stream_response_encode(const srv_model_t *m,
                                              const TRITONBACKEND_Request *request,
-                                             const TRITONBACKEND_Response *r, bool final);
+                                             TRITONBACKEND_Response *r, bool final);
 
 /** A final error response on behalf of the model, for a request that the
  *  backend gave up without its final response. Never NULL. */

@@ -52,6 +52,7 @@
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/handoff.h"
+#include "server/grpc/health_port.h"
 #include "server/grpc/infer_request.h"
 #include "server/grpc/message_bytes.h"
 #include "server/grpc/restrict.h"
@@ -405,26 +406,19 @@ static void on_received(stream_t *s) {
 
 /* ---- the end ---- */
 
-/* Ends the call with st (NULL: OK), which it frees. */
-static void status_send(stream_t *s, srv_status_t *st) {
+static void status_send(stream_t *s, grpc_status_code code) {
   s->status_sent = true;
   s->status_busy = true;
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
   size_t n = ops_initial(s, ops);
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-  ops[n].data.send_status_from_server.status =
-      st != NULL ? srv_status_code(st) : GRPC_STATUS_OK;
-  if (st != NULL) {
-    grpc_slice_unref(s->status_details);
-    s->status_details = grpc_slice_from_copied_string(srv_status_message(st));
-    srv_status_free(st);
-  }
+  ops[n].data.send_status_from_server.status = code;
   ops[n++].data.send_status_from_server.status_details = &s->status_details;
   batch_start(s, ops, n, &s->tag_status_sent);
 }
 
-static void status_send_ok(stream_t *s) { status_send(s, NULL); }
+static void status_send_ok(stream_t *s) { status_send(s, GRPC_STATUS_OK); }
 
 /* Cancels every request in flight and drops what waits to be written; the
  * records stay until their requests come back. */
@@ -586,14 +580,19 @@ static void stream_start(stream_t *s) {
   op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
   op.data.recv_close_on_server.cancelled = &s->cancelled;
   batch_start(s, &op, 1, &s->tag_closed);
-  /* A restricted stream without its header ends at once, receiving
-   * nothing; its close then stops the actor. */
+  srv_status_t *refused =
+      srv_health_port_refuse(srv_frontend_health_port(s->fe), s->call, s->rpc);
+  /* A restricted stream without its header ends the same way. */
   const srv_restriction_t *rule = srv_frontend_restriction(s->fe, s->rpc);
-  srv_status_t *denied =
-      rule != NULL ? srv_grpc_restrict_check(rule, &s->request_md) : NULL;
-  if (denied != NULL) {
-    SRV_VERBOSE(1, "ModelStreamInfer failed: %s", srv_status_message(denied));
-    status_send(s, denied);
+  if (refused == NULL && rule != NULL)
+    refused = srv_grpc_restrict_check(rule, &s->request_md);
+  if (refused != NULL) { /* refused: nothing is received */
+    SRV_VERBOSE(1, "ModelStreamInfer failed: %s", srv_status_message(refused));
+    s->read_done = true;
+    grpc_slice_unref(s->status_details);
+    s->status_details = grpc_slice_from_copied_string(srv_status_message(refused));
+    status_send(s, srv_status_code(refused));
+    srv_status_free(refused);
     return;
   }
   recv_post(s);

@@ -78,6 +78,7 @@ def int32_request(model, values, name="INPUT0", rid=""):
 
 STARTED = re.compile(rb"Started GRPCInferenceService at (\S+):(\d+)")
 HTTP_STARTED = re.compile(rb"Started HTTPService at (\S+):(\d+)")
+HEALTH_STARTED = re.compile(rb"Started GRPCHealthService at (\S+):(\d+)")
 # Sanitizer builds start and stop more slowly.
 SLOW = float(os.environ.get("NEREID_TEST_SLOWDOWN", "1"))
 # Which sanitizer the server was built with ("" for none), for tests whose
@@ -96,6 +97,7 @@ class Server:
         self._started = threading.Event()
         self.port = None
         self.http_port = None  # the HTTP service's (LOCAL_HTTP: a free port)
+        self.health_port = None  # --grpc-health-port's, when given
         repo = repo if repo is not None else empty_repo()
         argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"] + LOCAL_HTTP + [
                 "--backend-directory=" + (backends or BACKENDS)]
@@ -118,6 +120,9 @@ class Server:
         for line in iter(self.proc.stdout.readline, b""):
             with self._log_lock:
                 self.log += line
+            g = HEALTH_STARTED.search(line)
+            if g and self.health_port is None:
+                self.health_port = int(g.group(2))
             h = HTTP_STARTED.search(line)
             if h and self.http_port is None:
                 self.http_port = int(h.group(2))

@@ -2,6 +2,10 @@
 server must catch, model metadata/config/readiness, and statistics that add
 up exactly under concurrent clients."""
 
+import concurrent.futures
+import os
+import shutil
+import tempfile
 import threading
 import unittest
 
@@ -9,7 +13,7 @@ import grpc
 import numpy as np
 
 import harness
-from harness import Server, infer_request
+from harness import Server, infer_request, stop_clean
 import grpc_service_pb2 as pb
 
 
@@ -364,6 +368,95 @@ class Statistics(unittest.TestCase):
                 self.assertEqual(stats[model].inference_stats.fail.count, 0, model)
         finally:
             self.assertEqual(server.stop(), 0)
+
+
+BIG_IDENTITY = """name: "big_identity"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] },
+        { name: "INPUT1" data_type: TYPE_INT32 dims: [ -1 ] },
+        { name: "INPUT2" data_type: TYPE_STRING dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] },
+         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ -1 ] },
+         { name: "OUTPUT2" data_type: TYPE_STRING dims: [ -1 ] } ]
+"""
+
+
+class LargeOutputs(unittest.TestCase):
+    """Outputs of 64 KiB and more go out in slices that reference the
+    backend's buffers (server/grpc/infer_slices.h), small ones inline: the
+    reply must read back the same, in the order asked for, under load."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.repo = tempfile.mkdtemp(prefix="bigrepo", dir=os.environ.get("TEST_TMPDIR"))
+        os.makedirs(os.path.join(cls.repo, "big_identity", "1"))
+        with open(os.path.join(cls.repo, "big_identity", "config.pbtxt"), "w") as f:
+            f.write(BIG_IDENTITY)
+        cls.server = Server(repo=cls.repo)
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_clean(cls.server)
+        shutil.rmtree(cls.repo, ignore_errors=True)
+
+    def request(self, n_big, outputs=()):
+        big = np.arange(n_big, dtype=np.int32)
+        small = np.array([7, -7, 70, -70], dtype=np.int32)
+        strings = [b"x" * 70000, b"", b"tail"]
+        req = pb.ModelInferRequest(model_name="big_identity", id="big")
+        for name, dt, shape, data in (("INPUT0", "INT32", big.shape, big.tobytes()),
+                                      ("INPUT1", "INT32", small.shape, small.tobytes()),
+                                      ("INPUT2", "BYTES", [len(strings)],
+                                       bytes_tensor(strings))):
+            t = req.inputs.add()
+            t.name, t.datatype = name, dt
+            t.shape.extend(shape)
+            req.raw_input_contents.append(data)
+        for o in outputs:
+            req.outputs.add().name = o
+        return req, big, small, strings
+
+    def check(self, resp, big, small, strings, names):
+        self.assertEqual([o.name for o in resp.outputs], names)
+        self.assertEqual(resp.id, "big")
+        self.assertEqual(len(resp.raw_output_contents), len(names))
+        for i, name in enumerate(names):
+            raw = resp.raw_output_contents[i]
+            if name == "OUTPUT0":
+                np.testing.assert_array_equal(np.frombuffer(raw, np.int32), big)
+            elif name == "OUTPUT1":
+                np.testing.assert_array_equal(np.frombuffer(raw, np.int32), small)
+            else:
+                self.assertEqual(bytes_elements(raw), strings)
+
+    def test_large_and_small_outputs(self):
+        for n_big in (16383, 16384, 200000):  # just under, at, and over 64 KiB
+            req, big, small, strings = self.request(n_big)
+            self.check(self.stub.ModelInfer(req, timeout=60), big, small, strings,
+                       ["OUTPUT0", "OUTPUT1", "OUTPUT2"])
+        order = ["OUTPUT2", "OUTPUT1", "OUTPUT0"]
+        req, big, small, strings = self.request(300000, order)
+        self.check(self.stub.ModelInfer(req, timeout=60), big, small, strings, order)
+
+    def test_large_outputs_on_a_stream(self):
+        req, big, small, strings = self.request(150000)
+        replies = list(self.stub.ModelStreamInfer(iter([req, req]), timeout=60))
+        self.assertEqual(len(replies), 2)
+        for reply in replies:
+            self.assertEqual(reply.error_message, "")
+            self.check(reply.infer_response, big, small, strings,
+                       ["OUTPUT0", "OUTPUT1", "OUTPUT2"])
+            self.assertTrue(
+                reply.infer_response.parameters["triton_final_response"].bool_param)
+
+    def test_concurrent_large_replies(self):
+        req, big, small, strings = self.request(100000)
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(self.stub.ModelInfer, req, timeout=60) for _ in range(64)]
+            for f in futures:
+                self.check(f.result(), big, small, strings, ["OUTPUT0", "OUTPUT1", "OUTPUT2"])
 
 
 if __name__ == "__main__":

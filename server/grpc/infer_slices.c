@@ -1,0 +1,144 @@
+/* Referenced output slices (see infer_slices.h). */
+#include "server/grpc/infer_slices.h"
+
+#include <grpc/slice.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "server/common/log.h"
+#include "server/grpc/infer_response.h"
+
+/* raw_output_contents: field 6, length-delimited. */
+#define RAW_OUTPUT_TAG ((6u << 3) | 2u)
+
+static bool requested(const TRITONBACKEND_Request *req, const char *name) {
+  for (uint32_t i = 0; i < req->output_count; i++)
+    if (strcmp(req->outputs[i], name) == 0) return true;
+  return false;
+}
+
+/* An output that goes on the wire with its bytes (not in shared memory). */
+static bool on_wire(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
+  return r->state == NULL || srv_shm_uses_output(r->state->shm, o->name) == NULL;
+}
+
+bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
+                            const TRITONBACKEND_Response *r) {
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    const struct TRITONBACKEND_Output *o = &r->outputs[i];
+    if (o->byte_size >= SRV_INFER_SLICE_MIN && o->buffer != NULL && on_wire(r, o) &&
+        requested(request, o->name))
+      return true;
+  }
+  return false;
+}
+
+/* The slices being gathered, and the copied bytes not yet in a slice. */
+typedef struct {
+  grpc_slice *slices;
+  size_t count;
+  char *run; /* copied bytes since the last referenced slice */
+  size_t run_len;
+} gather_t;
+
+static void run_flush(gather_t *g) {
+  if (g->run_len == 0) return;
+  g->slices[g->count++] = grpc_slice_from_copied_buffer(g->run, g->run_len);
+  g->run_len = 0;
+}
+
+static void run_put(gather_t *g, const void *p, size_t n) {
+  memcpy(g->run + g->run_len, p, n);
+  g->run_len += n;
+}
+
+static void run_varint(gather_t *g, uint64_t v) {
+  unsigned char b[10];
+  size_t n = 0;
+  do {
+    b[n] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v != 0) b[n] |= 0x80;
+    n++;
+  } while (v != 0);
+  run_put(g, b, n);
+}
+
+/* gRPC lets go of a slice on a thread of its own. The hold was taken with
+ * release order after everything the actor wrote into r; this acquire
+ * pairs with it, so that the free sees r whole on our own terms rather
+ * than through whatever gRPC's hand-off happens to order. */
+static void response_release(void *p) {
+  TRITONBACKEND_Response *r = p;
+  (void)atomic_load_explicit(&r->holders, memory_order_acquire);
+  srv_response_free(r);
+}
+
+static size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+/* The bytes of output o on the wire (0 for one in shared memory). */
+static size_t wire_len(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
+  return on_wire(r, o) && o->buffer != NULL ? o->byte_size : 0;
+}
+
+grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
+                                          const TRITONBACKEND_Request *request,
+                                          TRITONBACKEND_Response *r, upb_Arena *a) {
+  return srv_infer_slices_encode_message(
+      srv_infer_response_encode(m, request, r, a), 0, request, r, a);
+}
+
+grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *resp,
+                                                  uint32_t field,
+                                                  const TRITONBACKEND_Request *request,
+                                                  TRITONBACKEND_Response *r, upb_Arena *a) {
+  /* The message without raw_output_contents: they follow it. */
+  inference_ModelInferResponse_clear_raw_output_contents(resp);
+  size_t head_len;
+  char *head = inference_ModelInferResponse_serialize(resp, a, &head_len);
+  if (head == NULL) SRV_FATAL("out of memory");
+  /* At most: the head, and per output one copied run and one reference. */
+  size_t small = head_len + 22; /* the outer tag and length, if any */
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    small += 11;
+    if (r->outputs[i].byte_size < SRV_INFER_SLICE_MIN) small += r->outputs[i].byte_size;
+  }
+  gather_t g = {.slices = upb_Arena_Malloc(a, (2 * r->output_count + 1) * sizeof(grpc_slice)),
+                .run = upb_Arena_Malloc(a, small)};
+  if (g.slices == NULL || g.run == NULL) SRV_FATAL("out of memory");
+  if (field != 0) { /* the reply nested in an outer message's field */
+    size_t inner = head_len;
+    for (uint32_t i = 0; i < r->output_count; i++) {
+      if (!requested(request, r->outputs[i].name)) continue;
+      size_t len = wire_len(r, &r->outputs[i]);
+      inner += varint_len(RAW_OUTPUT_TAG) + varint_len(len) + len;
+    }
+    run_varint(&g, (field << 3) | 2u);
+    run_varint(&g, inner);
+  }
+  run_put(&g, head, head_len);
+  srv_response_lend_start(r);
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    struct TRITONBACKEND_Output *o = &r->outputs[i];
+    if (!requested(request, o->name)) continue;
+    size_t len = wire_len(r, o);
+    run_varint(&g, RAW_OUTPUT_TAG);
+    run_varint(&g, len);
+    if (len < SRV_INFER_SLICE_MIN) {
+      if (len > 0) run_put(&g, o->buffer, len);
+      continue;
+    }
+    run_flush(&g);
+    /* Dropped when gRPC lets go of the slice (response_release). */
+    atomic_fetch_add_explicit(&r->holders, 1, memory_order_release);
+    g.slices[g.count++] = grpc_slice_new_with_user_data(o->buffer, len, response_release, r);
+  }
+  run_flush(&g);
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(g.slices, g.count);
+  for (size_t i = 0; i < g.count; i++) grpc_slice_unref(g.slices[i]);
+  return bb;
+}

@@ -1,0 +1,45 @@
+/* A ModelInferResponse with large outputs, as the byte buffer gRPC sends,
+ * without copying the outputs: the message's other fields are serialized
+ * by upb, and each raw_output_contents entry follows as its own slices (a
+ * field may come anywhere in a protobuf message, and the entries of a
+ * repeated field keep their order), an output of at least
+ * SRV_INFER_SLICE_MIN bytes as a slice that references the response's
+ * buffer and holds the response until gRPC has written it. Small replies
+ * keep the one-copy path (srv_infer_response_encode), which is cheaper
+ * than counting references. Runs on the actor that owns the request. */
+#ifndef NEREID_SERVER_GRPC_INFER_SLICES_H
+#define NEREID_SERVER_GRPC_INFER_SLICES_H
+
+#include <grpc/byte_buffer.h>
+#include <stdbool.h>
+
+#include "grpc_service.upb.h"
+#include "server/core/core.h"
+
+/** Outputs this large travel by reference. Below it a copy costs less than
+ *  the reference (measured: docs/perf.md, issue 19 follow-up). */
+#define SRV_INFER_SLICE_MIN (64 * 1024)
+
+/** Whether r has an output for `request` worth sending by reference. */
+bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
+                            const TRITONBACKEND_Response *r);
+
+/** The reply to `request` carried by r, as srv_infer_response_encode has
+ *  it, in a byte buffer that references r's large output buffers. r
+ *  becomes lent (response.h): each referencing slice holds it, and the
+ *  caller's srv_response_free drops the caller's hold only. a holds the
+ *  small parts until this returns. */
+grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
+                                          const TRITONBACKEND_Request *request,
+                                          TRITONBACKEND_Response *r, upb_Arena *a);
+
+/** The same for a reply already built (srv_infer_response_encode, maybe
+ *  with more parameters), nested as length-delimited field `field` of an
+ *  outer message whose only field it is (ModelStreamInferResponse's
+ *  infer_response, 2), or on its own when field is 0. */
+grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *resp,
+                                                  uint32_t field,
+                                                  const TRITONBACKEND_Request *request,
+                                                  TRITONBACKEND_Response *r, upb_Arena *a);
+
+#endif
