@@ -127,7 +127,7 @@ static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Resp
     reply_aggregated(call, x);
   } else {
     x->replied = true;
-    /* Large outputs go by reference: the reply's slices hold r. */
+    /* Large outputs go without a copy: the reply's slices take them over. */
     if (srv_infer_slices_worth(x->request, r))
       srv_call_reply_buffer(call, srv_infer_slices_encode(x->model, x->request, r,
                                                           srv_call_arena(call)));

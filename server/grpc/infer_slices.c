@@ -3,6 +3,7 @@
 
 #include <grpc/slice.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/common/log.h"
@@ -24,6 +25,9 @@ static bool on_wire(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_
 
 bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
                             const TRITONBACKEND_Response *r) {
+  /* Only buffers the response owns alone can be handed over: not those of
+   * a response others borrow from or one that borrows (ensembles). */
+  if (r->lent || r->borrows) return false;
   for (uint32_t i = 0; i < r->output_count; i++) {
     const struct TRITONBACKEND_Output *o = &r->outputs[i];
     if (o->byte_size >= SRV_INFER_SLICE_MIN && o->buffer != NULL && on_wire(r, o) &&
@@ -64,14 +68,23 @@ static void run_varint(gather_t *g, uint64_t v) {
   run_put(g, b, n);
 }
 
-/* gRPC lets go of a slice on a thread of its own. The hold was taken with
- * release order after everything the actor wrote into r; this acquire
- * pairs with it, so that the free sees r whole on our own terms rather
- * than through whatever gRPC's hand-off happens to order. */
-static void response_release(void *p) {
-  TRITONBACKEND_Response *r = p;
-  (void)atomic_load_explicit(&r->holders, memory_order_acquire);
-  srv_response_free(r);
+/* An output buffer taken out of its response for a slice: gRPC frees it,
+ * on a thread of its own, once written. The slice owns the buffer alone
+ * (never the response, whose state holds the model: a model must not
+ * depend on when gRPC lets go of bytes). */
+typedef struct {
+  _Atomic bool handed;
+  void *buffer;
+} detached_t;
+
+static void detached_free(void *p) {
+  detached_t *d = p;
+  /* Pairs with the release store of the hand-over: the frees below see
+   * every write to the buffer (the backend's, then the actor's) on our
+   * own terms rather than through whatever gRPC's hand-off orders. */
+  (void)atomic_load_explicit(&d->handed, memory_order_acquire);
+  free(d->buffer);
+  free(d);
 }
 
 static size_t varint_len(uint64_t v) {
@@ -121,7 +134,6 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
     run_varint(&g, inner);
   }
   run_put(&g, head, head_len);
-  srv_response_lend_start(r);
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct TRITONBACKEND_Output *o = &r->outputs[i];
     if (!requested(request, o->name)) continue;
@@ -133,9 +145,15 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
       continue;
     }
     run_flush(&g);
-    /* Dropped when gRPC lets go of the slice (response_release). */
-    atomic_fetch_add_explicit(&r->holders, 1, memory_order_release);
-    g.slices[g.count++] = grpc_slice_new_with_user_data(o->buffer, len, response_release, r);
+    detached_t *d = malloc(sizeof *d);
+    if (d == NULL) SRV_FATAL("out of memory");
+    void *buffer = o->buffer;
+    o->buffer = NULL; /* the response frees it no more */
+    d->buffer = buffer;
+    g.slices[g.count++] = grpc_slice_new_with_user_data(buffer, len, detached_free, d);
+    /* Last of the actor's accesses to d and the buffer: gRPC sees the slice
+     * only once the byte buffer is handed over, after this. */
+    atomic_store_explicit(&d->handed, true, memory_order_release);
   }
   run_flush(&g);
   grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(g.slices, g.count);

@@ -3,10 +3,10 @@
  * by upb, and each raw_output_contents entry follows as its own slices (a
  * field may come anywhere in a protobuf message, and the entries of a
  * repeated field keep their order), an output of at least
- * SRV_INFER_SLICE_MIN bytes as a slice that references the response's
- * buffer and holds the response until gRPC has written it. Small replies
+ * SRV_INFER_SLICE_MIN bytes as a slice that takes the output's buffer
+ * over from the response (gRPC frees it once written). Small replies
  * keep the one-copy path (srv_infer_response_encode), which is cheaper
- * than counting references. Runs on the actor that owns the request. */
+ * than a slice of their own. Runs on the actor that owns the request. */
 #ifndef NEREID_SERVER_GRPC_INFER_SLICES_H
 #define NEREID_SERVER_GRPC_INFER_SLICES_H
 
@@ -25,10 +25,9 @@ bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
                             const TRITONBACKEND_Response *r);
 
 /** The reply to `request` carried by r, as srv_infer_response_encode has
- *  it, in a byte buffer that references r's large output buffers. r
- *  becomes lent (response.h): each referencing slice holds it, and the
- *  caller's srv_response_free drops the caller's hold only. a holds the
- *  small parts until this returns. */
+ *  it, in a byte buffer that takes r's large output buffers over (r keeps
+ *  their names and shapes, and is freed as usual). a holds the small parts
+ *  until this returns. */
 grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
                                           const TRITONBACKEND_Request *request,
                                           TRITONBACKEND_Response *r, upb_Arena *a);

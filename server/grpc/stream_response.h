@@ -16,8 +16,8 @@
  *  final. A response with an error carries its message in error_message
  *  and no outputs. Every one carries the request's id and the parameter
  *  triton_final_response = final. Outputs of SRV_INFER_SLICE_MIN bytes
- *  and more are referenced (infer_slices.h): r then stays held by the
- *  buffer until gRPC has written it. Never NULL. */
+ *  and more are handed over to the buffer (infer_slices.h): r keeps their
+ *  names and shapes only. Never NULL. */
 grpc_byte_buffer *srv_stream_response_encode(const srv_model_t *m,
                                              const TRITONBACKEND_Request *request,
                                              TRITONBACKEND_Response *r, bool final);
