@@ -5,6 +5,7 @@
 
 #include "grpc_service.upb.h"
 #include "server/common/log.h"
+#include "server/common/memory.h"
 #include "server/core/core.h"
 
 static srv_shm_t *shm_of(srv_call_t *call) { return srv_call_server(call)->shm; }
@@ -25,12 +26,11 @@ typedef struct {
   upb_Arena *arena;
 } system_status_t;
 
+/* A region's string, copied into the call's arena: the reply outlives the
+ * table's lock. */
 static upb_StringView arena_copy(upb_Arena *a, const char *s) {
   size_t n = strlen(s);
-  char *p = upb_Arena_Malloc(a, n + 1);
-  if (p == NULL) SRV_FATAL("out of memory");
-  memcpy(p, s, n + 1);
-  return upb_StringView_FromDataAndSize(p, n);
+  return upb_StringView_FromDataAndSize(srv_arena_copy(a, s, n + 1), n);
 }
 
 static void system_region_add(void *ctx, const srv_shm_info_t *info) {
