@@ -161,6 +161,22 @@ class Installed(unittest.TestCase):
             np.frombuffer(resp.raw_output_contents[0], dtype=np.int32), 2 * x + 1)
         self.assertIn("loaded backend 'tiny' from " + self.tiny, self.server.text())
 
+    def test_started_through_a_symlink(self):
+        """As /usr/bin/nereid of the package: a symbolic link elsewhere to
+        the installed nereid still finds the library and the backends."""
+        link = os.path.join(tmpdir("usr_bin"), "nereid")
+        os.symlink(os.path.join(self.prefix, "bin", "nereid"), link)
+        repo = tmpdir("repo")
+        shutil.copytree(os.path.join(self.repo, "simple"), os.path.join(repo, "simple"))
+        server = harness.Server(repo=repo, backends="", env={"LD_LIBRARY_PATH": ""},
+                                binary=link)
+        try:
+            self.assertTrue(server.wait_text(
+                "loaded backend 'addsub' from %s/backends/addsub/libtriton_addsub.so"
+                % self.prefix), server.text())
+        finally:
+            harness.stop_clean(server)
+
 
 class Refusals(unittest.TestCase):
     """tools/install writes only inside the absolute prefix it is given."""
