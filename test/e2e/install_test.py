@@ -208,10 +208,12 @@ class Refusals(unittest.TestCase):
 
     def test_install_twice(self):
         """Installing again over an installation replaces its files."""
-        prefix = os.path.join(tmpdir("twice"), "p")
+        parent = tmpdir("twice")
+        prefix = os.path.join(parent, "p")
         for _ in range(2):
             code, out = install(prefix)
             self.assertEqual(code, 0, out)
+        self.assertEqual(os.listdir(parent), ["p"])
         # A file in the layout that is a symbolic link is replaced, not
         # written through.
         target = os.path.join(tmpdir("target"), "victim")
