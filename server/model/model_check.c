@@ -12,6 +12,7 @@
 #include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/labels.h"
+#include "server/model/platform.h"
 #include "server/sched/ensemble_graph.h"
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -37,28 +38,13 @@ static srv_status_t *check_name(srv_model_t *m) {
   return NULL;
 }
 
-/* Platforms name the backend that serves them (Triton's mapping). */
-static srv_status_t *check_backend(srv_model_t *m) {
-  static const char *const platforms[][2] = {
-      {"tensorflow_graphdef", "tensorflow"}, {"tensorflow_savedmodel", "tensorflow"},
-      {"tensorrt_plan", "tensorrt"},         {"onnxruntime_onnx", "onnxruntime"},
-      {"pytorch_libtorch", "pytorch"},
-  };
-  if (srv_ensemble_config_is(m->config)) return NULL; /* sched/ensemble.c */
-  if (inference_ModelConfig_backend(m->config).size > 0) return NULL;
-  upb_StringView platform = inference_ModelConfig_platform(m->config);
-  for (size_t i = 0; i < sizeof platforms / sizeof platforms[0]; i++) {
-    if (view_eq(platform, platforms[i][0])) {
-      inference_ModelConfig_set_backend(m->config,
-                                        upb_StringView_FromString(platforms[i][1]));
-      return NULL;
-    }
-  }
-  if (platform.size > 0)
-    return INVALID("model '%s': unknown platform '%.*s'", m->name, (int)platform.size,
-                   platform.data);
-  return INVALID("model '%s': config.pbtxt must name a 'backend' or a 'platform'",
-                 m->name);
+/* platform, backend and default_model_filename as tritonserver completes
+ * and checks them, on every config (platform.h). An ensemble has its own
+ * checks (sched/ensemble_graph.c). */
+static srv_status_t *check_backend(srv_model_t *m, const char *source) {
+  if (srv_ensemble_config_is(m->config)) return NULL;
+  srv_status_t *st = srv_platform_complete(m->config, m->name, m->dir, source, m->arena);
+  return st != NULL ? st : srv_platform_check(m->config, m->name, source);
 }
 
 static srv_status_t *check_dims(srv_model_t *m, const char *what, srv_tensor_spec_t *t) {
@@ -302,7 +288,7 @@ bool srv_model_groups_prefer(srv_model_t *m) {
 srv_status_t *srv_model_config_complete(srv_model_t *m, const char *source) {
   srv_status_t *st = srv_config_limits_check(m->config, m->name, source);
   if (st == NULL) st = check_name(m);
-  if (st == NULL) st = check_backend(m);
+  if (st == NULL) st = check_backend(m, source);
   if (st == NULL) st = check_tensors(m);
   /* An ensemble has no instances (its compiler refuses instance groups). */
   if (st == NULL && !srv_ensemble_config_is(m->config)) st = check_instance_groups(m);

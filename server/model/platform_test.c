@@ -1,0 +1,207 @@
+/* Completion of platform, backend and default_model_filename (platform.h)
+ * as tritonserver does it: from each other, from the model file in the
+ * first version folder of folders this test makes, from the model's name;
+ * and every error of the agreement check, with its exact text. One thread. */
+#include "server/model/platform.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/config/model_config.h"
+#include "test/unit/unit.h"
+
+/* "backend|platform|default_model_filename" after completion and check of
+ * `text` for model `name` in folder `dir`, or the error's message. */
+static const char *complete(const char *text, const char *name, const char *dir) {
+  static char out[1024];
+  upb_Arena *a = upb_Arena_New();
+  char err[256];
+  inference_ModelConfig *c =
+      cfg_model_config_parse(text, strlen(text), "config.pbtxt", a, err, sizeof err);
+  if (c == NULL) {
+    snprintf(out, sizeof out, "(no parse: %s)", err);
+    upb_Arena_Free(a);
+    return out;
+  }
+  srv_status_t *st = srv_platform_complete(c, name, dir, "config.pbtxt", a);
+  if (st == NULL) st = srv_platform_check(c, name, "config.pbtxt");
+  if (st != NULL) {
+    CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_INVALID_ARGUMENT);
+    snprintf(out, sizeof out, "%s", srv_status_message(st));
+    srv_status_free(st);
+  } else {
+    upb_StringView b = inference_ModelConfig_backend(c);
+    upb_StringView p = inference_ModelConfig_platform(c);
+    upb_StringView f = inference_ModelConfig_default_model_filename(c);
+    snprintf(out, sizeof out, "%.*s|%.*s|%.*s", (int)b.size, b.data, (int)p.size, p.data,
+             (int)f.size, f.data);
+  }
+  upb_Arena_Free(a);
+  return out;
+}
+
+/* Each backend and platform Triton knows, and their default files. */
+static void test_from_names(void) {
+  CHECK_STREQ(complete("backend: \"pytorch\"", "m", NULL),
+              "pytorch|pytorch_libtorch|model.pt");
+  CHECK_STREQ(complete("platform: \"pytorch_libtorch\"", "m", NULL),
+              "pytorch|pytorch_libtorch|model.pt");
+  CHECK_STREQ(complete("default_model_filename: \"model.pt\"", "m", NULL),
+              "pytorch|pytorch_libtorch|model.pt");
+  CHECK_STREQ(complete("backend: \"onnxruntime\"", "m", NULL),
+              "onnxruntime|onnxruntime_onnx|model.onnx");
+  CHECK_STREQ(complete("platform: \"onnxruntime_onnx\"", "m", NULL),
+              "onnxruntime|onnxruntime_onnx|model.onnx");
+  CHECK_STREQ(complete("backend: \"tensorrt\"", "m", NULL),
+              "tensorrt|tensorrt_plan|model.plan");
+  CHECK_STREQ(complete("platform: \"tensorrt_plan\"", "m", NULL),
+              "tensorrt|tensorrt_plan|model.plan");
+  CHECK_STREQ(complete("default_model_filename: \"model.plan\"", "m", NULL),
+              "tensorrt|tensorrt_plan|model.plan");
+  CHECK_STREQ(complete("platform: \"tensorflow_graphdef\"", "m", NULL),
+              "tensorflow|tensorflow_graphdef|model.graphdef");
+  CHECK_STREQ(complete("platform: \"tensorflow_savedmodel\"", "m", NULL),
+              "tensorflow|tensorflow_savedmodel|model.savedmodel");
+  CHECK_STREQ(complete("default_model_filename: \"model.savedmodel\"", "m", NULL),
+              "tensorflow|tensorflow_savedmodel|model.savedmodel");
+  CHECK_STREQ(complete("backend: \"tensorflow\" default_model_filename: \"model.graphdef\"",
+                       "m", NULL),
+              "tensorflow|tensorflow_graphdef|model.graphdef");
+  /* No platform for OpenVINO and Python. */
+  CHECK_STREQ(complete("backend: \"openvino\"", "m", NULL), "openvino||model.xml");
+  CHECK_STREQ(complete("default_model_filename: \"model.xml\"", "m", NULL),
+              "openvino||model.xml");
+  CHECK_STREQ(complete("backend: \"python\"", "m", NULL), "python||model.py");
+  CHECK_STREQ(complete("default_model_filename: \"model.py\"", "m", NULL),
+              "python||model.py");
+  /* What the config gives stays. */
+  CHECK_STREQ(complete("backend: \"pytorch\" default_model_filename: \"traced.pt\"", "m",
+                       NULL),
+              "pytorch|pytorch_libtorch|traced.pt");
+  CHECK_STREQ(complete("backend: \"identity\"", "m", NULL), "identity||");
+  CHECK_STREQ(complete("backend: \"identity\" platform: \"anything\"", "m", NULL),
+              "identity|anything|");
+}
+
+/* A custom backend from the model's name, when the config says nothing. */
+static void test_from_model_name(void) {
+  CHECK_STREQ(complete("max_batch_size: 8", "model.identity", NULL),
+              "identity||model.identity");
+  CHECK_STREQ(complete("", "a.b.c", NULL), "b.c||model.b.c");
+  CHECK_STREQ(complete("max_batch_size: 8", "simple", NULL),
+              "model 'simple': config.pbtxt: Invalid model name: Could not determine "
+              "backend for model 'simple' with no backend in model configuration. "
+              "Expected model name of the form 'model.<backend_name>'.");
+}
+
+static char root[256];
+
+/* <root>/<model>/<version>/<file> (a folder when `folder`), made fresh. */
+static const char *make_model(const char *model, const char *version, const char *file,
+                              bool folder) {
+  static char dir[512];
+  char path[1024];
+  snprintf(dir, sizeof dir, "%s/%s", root, model);
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/%s", dir, version);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/%s/%s", dir, version, file);
+  if (folder) {
+    mkdir(path, 0755);
+  } else {
+    FILE *f = fopen(path, "w");
+    if (f != NULL) fclose(f);
+  }
+  return dir;
+}
+
+/* The model file in the first version folder tells the backend. */
+static void test_from_files(void) {
+  const char *tmp = getenv("TEST_TMPDIR");
+  snprintf(root, sizeof root, "%s/platform_test_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(root) != NULL);
+  CHECK_STREQ(complete("", "m", make_model("onnx", "1", "model.onnx", false)),
+              "onnxruntime|onnxruntime_onnx|model.onnx");
+  CHECK_STREQ(complete("", "m", make_model("onnx_dir", "1", "model.onnx", true)),
+              "onnxruntime|onnxruntime_onnx|model.onnx");
+  CHECK_STREQ(complete("", "m", make_model("pt", "1", "model.pt", false)),
+              "pytorch|pytorch_libtorch|model.pt");
+  CHECK_STREQ(complete("", "m", make_model("plan", "3", "model.plan", false)),
+              "tensorrt|tensorrt_plan|model.plan");
+  CHECK_STREQ(complete("", "m", make_model("sm", "1", "model.savedmodel", true)),
+              "tensorflow|tensorflow_savedmodel|model.savedmodel");
+  CHECK_STREQ(complete("", "m", make_model("gd", "1", "model.graphdef", false)),
+              "tensorflow|tensorflow_graphdef|model.graphdef");
+  CHECK_STREQ(complete("", "m", make_model("py", "1", "model.py", false)),
+              "python||model.py");
+  CHECK_STREQ(complete("", "m", make_model("ov", "1", "model.xml", false)),
+              "openvino||model.xml");
+  /* A backend named without platform finds TensorFlow's from the file. */
+  CHECK_STREQ(
+      complete("backend: \"tensorflow\"", "m", make_model("tf", "1", "model.graphdef", false)),
+      "tensorflow|tensorflow_graphdef|model.graphdef");
+  /* Files of the wrong kind tell nothing: a plan or .pt folder, a
+   * savedmodel file, a graphdef folder. */
+  CHECK_STREQ(complete("", "m", make_model("plan_dir", "1", "model.plan", true)),
+              "model 'm': config.pbtxt: Invalid model name: Could not determine backend "
+              "for model 'm' with no backend in model configuration. Expected model "
+              "name of the form 'model.<backend_name>'.");
+  CHECK_STREQ(complete("", "m", make_model("pt_dir", "1", "model.pt", true)),
+              "model 'm': config.pbtxt: Invalid model name: Could not determine backend "
+              "for model 'm' with no backend in model configuration. Expected model "
+              "name of the form 'model.<backend_name>'.");
+  CHECK_STREQ(
+      complete("backend: \"tensorflow\"", "m", make_model("sm_file", "1", "model.savedmodel", false)),
+      "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:, tensorflow");
+  /* Only the first version folder in byte order counts: "10" before "2". */
+  make_model("order", "2", "model.pt", false);
+  CHECK_STREQ(complete("", "m", make_model("order", "10", "model.onnx", false)),
+              "onnxruntime|onnxruntime_onnx|model.onnx");
+  /* A file name or platform in the config wins over the folder. */
+  CHECK_STREQ(complete("platform: \"tensorrt_plan\"", "m",
+                       make_model("named", "1", "model.onnx", false)),
+              "tensorrt|tensorrt_plan|model.plan");
+  /* No folder, or no version folder: nothing to find. */
+  CHECK_STREQ(complete("", "model.x", "/nonexistent/nereid"), "x||model.x");
+  char empty[600];
+  snprintf(empty, sizeof empty, "%s/empty", root);
+  mkdir(empty, 0755);
+  CHECK_STREQ(complete("", "model.y", empty), "y||model.y");
+}
+
+/* tritonserver's agreement checks, in its words after model and source. */
+static void test_check(void) {
+  CHECK_STREQ(complete("platform: \"caffe2_netdef\"", "m", NULL),
+              "model 'm': config.pbtxt: unexpected platform type 'caffe2_netdef' for m");
+  CHECK_STREQ(complete("backend: \"pytorch\" platform: \"onnxruntime_onnx\"", "m", NULL),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
+              "got:onnxruntime_onnx, pytorch");
+  CHECK_STREQ(complete("backend: \"onnxruntime\" platform: \"tensorflow_graphdef\"", "m",
+                       NULL),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
+              "got:tensorflow_graphdef, onnxruntime");
+  CHECK_STREQ(complete("backend: \"tensorrt\" platform: \"pytorch_libtorch\"", "m", NULL),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
+              "got:pytorch_libtorch, tensorrt");
+  CHECK_STREQ(complete("backend: \"tensorflow\" platform: \"tensorrt_plan\"", "m", NULL),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
+              "got:tensorrt_plan, tensorflow");
+  CHECK_STREQ(complete("backend: \"tensorflow\"", "m", NULL),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
+              "got:, tensorflow");
+  /* OpenVINO and Python have no platform to disagree with. */
+  CHECK_STREQ(complete("backend: \"python\" platform: \"pytorch_libtorch\"", "m", NULL),
+              "python|pytorch_libtorch|model.py");
+  /* A long platform is quoted, not copied whole. */
+  char text[800];
+  snprintf(text, sizeof text, "platform: \"%0500d\"", 0);
+  const char *msg = complete(text, "m", NULL);
+  CHECK(strlen(msg) < 400);
+  CHECK(strstr(msg, "...' for m") != NULL);
+}
+
+UNIT_MAIN("platform", UNIT_CASE(test_from_names), UNIT_CASE(test_from_model_name),
+          UNIT_CASE(test_from_files), UNIT_CASE(test_check))
