@@ -149,6 +149,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model *model,
     srv_status_free(st);
     return err;
   }
+  model->config_replaced = true;
   free(model->config_json);
   model->config_json = srv_config_json_encode((const upb_Message *)merged,
                                               cfg_model_config_def(),

@@ -115,12 +115,17 @@ static void backend_model_fini(srv_model_t *m) {
   }
 }
 
-static void model_release(srv_model_t *m) {
-  srv_ensemble_free(m);
+/* What scheduler_setup made (zeroed state is fine). */
+static void scheduler_free(srv_model_t *m) {
   srv_seq_free(m);
-  srv_instances_free(m);
   srv_batcher_free(m);
   srv_stats_free(&m->stats);
+}
+
+static void model_release(srv_model_t *m) {
+  srv_ensemble_free(m);
+  scheduler_free(m);
+  srv_instances_free(m);
   free(m->config_json);
   free(m->name);
   free(m->dir);
@@ -195,10 +200,13 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
   if (srv_model_groups_prefer(m)) { /* the backend's preference changed the config */
     config_json_refresh(m);
   }
-  /* The backend may complete the config (autocomplete.c) while it
-   * initializes; the scheduler and the statistics are sized from the
-   * config it leaves, as tritonserver makes its scheduler after
-   * ModelInitialize. */
+  /* The config's own errors before the backend sees it, as tritonserver
+   * validates a config before it loads the model. */
+  st = scheduler_setup(m, config_source);
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
   m->config_settable = true;
   st = backend_model_init(m);
   m->config_settable = false;
@@ -206,7 +214,13 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     model_release(m);
     return st;
   }
-  st = scheduler_setup(m, config_source);
+  /* A config the backend completed (autocomplete.c) gets the scheduler and
+   * the statistics it asks for, as tritonserver makes its scheduler after
+   * ModelInitialize. */
+  if (m->config_replaced) {
+    scheduler_free(m);
+    st = scheduler_setup(m, "the configuration from TRITONBACKEND_ModelSetConfig");
+  }
   if (st != NULL) {
     load_undo(m, true);
     return st;

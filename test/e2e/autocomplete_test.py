@@ -153,6 +153,11 @@ class Completed(AutoCompleteCase):
         self.assertEqual([(i.name, list(i.dims)) for i in c.input], [("INPUT0", [-1])])
         self.assertEqual([(o.name, list(o.dims)) for o in c.output], [("OUTPUT0", [-1])])
         self.assertEqual(c.dynamic_batching.max_queue_delay_microseconds, 200000)
+        # Normalized as a config from a file: tritonserver's defaults.
+        self.assertEqual(list(c.dynamic_batching.preferred_batch_size), [8])
+        self.assertEqual(c.version_policy.latest.num_versions, 1)
+        self.assertTrue(c.optimization.input_pinned_memory.enable)
+        self.assertEqual(c.name, "complete_me")
         h = self.http_config("complete_me")
         self.assertEqual(h["max_batch_size"], 8)
         self.assertEqual(h["input"][0]["name"], "INPUT0")
