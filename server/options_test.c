@@ -418,8 +418,8 @@ static void auto_complete_flags(void) {
   expect_error(bad, GRPC_STATUS_INVALID_ARGUMENT, "--strict-model-config");
 }
 
-UNIT_MAIN("options", UNIT_CASE(auto_complete_flags), UNIT_CASE(restricted_flags), UNIT_CASE(transport_flags),
-          UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
-          UNIT_CASE(limit_flags), UNIT_CASE(defaults_match_tritonserver),
-          UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
-          UNIT_CASE(validate_checks_repositories))
+UNIT_MAIN("options", UNIT_CASE(auto_complete_flags), UNIT_CASE(restricted_flags),
+          UNIT_CASE(transport_flags), UNIT_CASE(memory_pool_flags),
+          UNIT_CASE(model_control_flags), UNIT_CASE(limit_flags),
+          UNIT_CASE(defaults_match_tritonserver), UNIT_CASE(both_value_forms_and_repeats),
+          UNIT_CASE(bad_flags_name_the_flag), UNIT_CASE(validate_checks_repositories))

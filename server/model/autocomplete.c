@@ -59,8 +59,8 @@ static TRITONSERVER_Error *config_decode(TRITONBACKEND_Model *model,
 static inference_ModelConfig *config_copy(TRITONBACKEND_Model *model) {
   upb_Arena *tmp = upb_Arena_New();
   size_t len;
-  char *bytes = tmp != NULL ? inference_ModelConfig_serialize(model->config, tmp, &len)
-                            : NULL;
+  char *bytes =
+      tmp != NULL ? inference_ModelConfig_serialize(model->config, tmp, &len) : NULL;
   inference_ModelConfig *c =
       bytes != NULL ? inference_ModelConfig_parse(bytes, len, model->arena) : NULL;
   upb_Arena_Free(tmp);
@@ -73,7 +73,8 @@ static inference_ModelConfig *config_copy(TRITONBACKEND_Model *model) {
 static TRITONSERVER_Error *config_merge(TRITONBACKEND_Model *model,
                                         const inference_ModelConfig *from,
                                         inference_ModelConfig *to) {
-  inference_ModelConfig_set_max_batch_size(to, inference_ModelConfig_max_batch_size(from));
+  inference_ModelConfig_set_max_batch_size(to,
+                                           inference_ModelConfig_max_batch_size(from));
   size_t ni, no;
   const inference_ModelInput *const *in = inference_ModelConfig_input(from, &ni);
   const inference_ModelOutput *const *out = inference_ModelConfig_output(from, &no);
@@ -88,14 +89,16 @@ static TRITONSERVER_Error *config_merge(TRITONBACKEND_Model *model,
   if (had == inference_ModelConfig_scheduling_choice_NOT_SET) {
     if (inference_ModelConfig_has_dynamic_batching(from))
       inference_ModelConfig_set_dynamic_batching(
-          to, (inference_ModelDynamicBatching *)inference_ModelConfig_dynamic_batching(from));
+          to,
+          (inference_ModelDynamicBatching *)inference_ModelConfig_dynamic_batching(from));
     else if (inference_ModelConfig_has_sequence_batching(from))
       inference_ModelConfig_set_sequence_batching(
-          to,
-          (inference_ModelSequenceBatching *)inference_ModelConfig_sequence_batching(from));
+          to, (inference_ModelSequenceBatching *)inference_ModelConfig_sequence_batching(
+                  from));
     else if (inference_ModelConfig_has_ensemble_scheduling(from))
       inference_ModelConfig_set_ensemble_scheduling(
-          to, (inference_ModelEnsembling *)inference_ModelConfig_ensemble_scheduling(from));
+          to,
+          (inference_ModelEnsembling *)inference_ModelConfig_ensemble_scheduling(from));
   } else if (had != gives) {
     return api_error_new(TRITONSERVER_ERROR_INTERNAL,
                          "model '%s': Cannot update scheduling choice from %d to %d when "
@@ -144,15 +147,15 @@ TRITONSERVER_Error *TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model *model,
   if (st != NULL) {
     model->config = old;
     srv_status_t *again = srv_model_config_complete(model, SET_CONFIG_SOURCE);
-    if (again != NULL) SRV_FATAL("model '%s': its config no longer completes", model->name);
+    if (again != NULL)
+      SRV_FATAL("model '%s': its config no longer completes", model->name);
     err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s", srv_status_message(st));
     srv_status_free(st);
     return err;
   }
   model->config_replaced = true;
   free(model->config_json);
-  model->config_json = srv_config_json_encode((const upb_Message *)merged,
-                                              cfg_model_config_def(),
-                                              &model->config_json_len);
+  model->config_json = srv_config_json_encode(
+      (const upb_Message *)merged, cfg_model_config_def(), &model->config_json_len);
   return NULL;
 }

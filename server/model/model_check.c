@@ -310,19 +310,22 @@ static void normalize(srv_model_t *m) {
     SRV_FATAL("out of memory");
   inference_ModelSequenceBatching *sb =
       (inference_ModelSequenceBatching *)inference_ModelConfig_sequence_batching(c);
-  if (sb != NULL && inference_ModelSequenceBatching_max_sequence_idle_microseconds(sb) == 0)
+  if (sb != NULL &&
+      inference_ModelSequenceBatching_max_sequence_idle_microseconds(sb) == 0)
     inference_ModelSequenceBatching_set_max_sequence_idle_microseconds(sb, 1000000);
   inference_ModelSequenceBatching_StrategyOldest *o =
       sb != NULL ? (inference_ModelSequenceBatching_StrategyOldest *)
                        inference_ModelSequenceBatching_oldest(sb)
                  : NULL;
   n = 0;
-  if (o != NULL) inference_ModelSequenceBatching_StrategyOldest_preferred_batch_size(o, &n);
+  if (o != NULL)
+    inference_ModelSequenceBatching_StrategyOldest_preferred_batch_size(o, &n);
   if (o != NULL && max > 0 && n == 0 &&
       !inference_ModelSequenceBatching_StrategyOldest_add_preferred_batch_size(o, max, a))
     SRV_FATAL("out of memory");
   if (inference_ModelConfig_has_ensemble_scheduling(c)) return;
-  inference_ModelOptimizationPolicy *opt = inference_ModelConfig_mutable_optimization(c, a);
+  inference_ModelOptimizationPolicy *opt =
+      inference_ModelConfig_mutable_optimization(c, a);
   inference_ModelOptimizationPolicy_PinnedMemoryBuffer *in =
       opt == NULL || inference_ModelOptimizationPolicy_has_input_pinned_memory(opt)
           ? NULL
@@ -332,8 +335,10 @@ static void normalize(srv_model_t *m) {
           ? NULL
           : inference_ModelOptimizationPolicy_mutable_output_pinned_memory(opt, a);
   if (opt == NULL) SRV_FATAL("out of memory");
-  if (in != NULL) inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(in, true);
-  if (out != NULL) inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(out, true);
+  if (in != NULL)
+    inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(in, true);
+  if (out != NULL)
+    inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(out, true);
 }
 
 srv_status_t *srv_model_config_complete(srv_model_t *m, const char *source) {

@@ -43,47 +43,51 @@ static const char *complete(const char *text, const char *name, const char *dir)
   return out;
 }
 
+/* A config text and what completing it gives (complete()'s form). */
+typedef struct {
+  const char *text, *expected;
+} case_t;
+
+static void run_cases(const case_t *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *got = complete(cases[i].text, "m", NULL);
+    if (strcmp(got, cases[i].expected) != 0)
+      fprintf(stderr, "  config <%s>\n", cases[i].text);
+    CHECK_STREQ(got, cases[i].expected);
+  }
+}
+
 /* Each backend and platform Triton knows, and their default files. */
 static void test_from_names(void) {
-  CHECK_STREQ(complete("backend: \"pytorch\"", "m", NULL),
-              "pytorch|pytorch_libtorch|model.pt");
-  CHECK_STREQ(complete("platform: \"pytorch_libtorch\"", "m", NULL),
-              "pytorch|pytorch_libtorch|model.pt");
-  CHECK_STREQ(complete("default_model_filename: \"model.pt\"", "m", NULL),
-              "pytorch|pytorch_libtorch|model.pt");
-  CHECK_STREQ(complete("backend: \"onnxruntime\"", "m", NULL),
-              "onnxruntime|onnxruntime_onnx|model.onnx");
-  CHECK_STREQ(complete("platform: \"onnxruntime_onnx\"", "m", NULL),
-              "onnxruntime|onnxruntime_onnx|model.onnx");
-  CHECK_STREQ(complete("backend: \"tensorrt\"", "m", NULL),
-              "tensorrt|tensorrt_plan|model.plan");
-  CHECK_STREQ(complete("platform: \"tensorrt_plan\"", "m", NULL),
-              "tensorrt|tensorrt_plan|model.plan");
-  CHECK_STREQ(complete("default_model_filename: \"model.plan\"", "m", NULL),
-              "tensorrt|tensorrt_plan|model.plan");
-  CHECK_STREQ(complete("platform: \"tensorflow_graphdef\"", "m", NULL),
-              "tensorflow|tensorflow_graphdef|model.graphdef");
-  CHECK_STREQ(complete("platform: \"tensorflow_savedmodel\"", "m", NULL),
-              "tensorflow|tensorflow_savedmodel|model.savedmodel");
-  CHECK_STREQ(complete("default_model_filename: \"model.savedmodel\"", "m", NULL),
-              "tensorflow|tensorflow_savedmodel|model.savedmodel");
-  CHECK_STREQ(complete("backend: \"tensorflow\" default_model_filename: \"model.graphdef\"",
-                       "m", NULL),
-              "tensorflow|tensorflow_graphdef|model.graphdef");
-  /* No platform for OpenVINO and Python. */
-  CHECK_STREQ(complete("backend: \"openvino\"", "m", NULL), "openvino||model.xml");
-  CHECK_STREQ(complete("default_model_filename: \"model.xml\"", "m", NULL),
-              "openvino||model.xml");
-  CHECK_STREQ(complete("backend: \"python\"", "m", NULL), "python||model.py");
-  CHECK_STREQ(complete("default_model_filename: \"model.py\"", "m", NULL),
-              "python||model.py");
-  /* What the config gives stays. */
-  CHECK_STREQ(complete("backend: \"pytorch\" default_model_filename: \"traced.pt\"", "m",
-                       NULL),
-              "pytorch|pytorch_libtorch|traced.pt");
-  CHECK_STREQ(complete("backend: \"identity\"", "m", NULL), "identity||");
-  CHECK_STREQ(complete("backend: \"identity\" platform: \"anything\"", "m", NULL),
-              "identity|anything|");
+  static const case_t cases[] = {
+      {"backend: 'pytorch'", "pytorch|pytorch_libtorch|model.pt"},
+      {"platform: 'pytorch_libtorch'", "pytorch|pytorch_libtorch|model.pt"},
+      {"default_model_filename: 'model.pt'", "pytorch|pytorch_libtorch|model.pt"},
+      {"backend: 'onnxruntime'", "onnxruntime|onnxruntime_onnx|model.onnx"},
+      {"platform: 'onnxruntime_onnx'", "onnxruntime|onnxruntime_onnx|model.onnx"},
+      {"backend: 'tensorrt'", "tensorrt|tensorrt_plan|model.plan"},
+      {"platform: 'tensorrt_plan'", "tensorrt|tensorrt_plan|model.plan"},
+      {"default_model_filename: 'model.plan'", "tensorrt|tensorrt_plan|model.plan"},
+      {"platform: 'tensorflow_graphdef'",
+       "tensorflow|tensorflow_graphdef|model.graphdef"},
+      {"platform: 'tensorflow_savedmodel'",
+       "tensorflow|tensorflow_savedmodel|model.savedmodel"},
+      {"default_model_filename: 'model.savedmodel'",
+       "tensorflow|tensorflow_savedmodel|model.savedmodel"},
+      {"backend: 'tensorflow' default_model_filename: 'model.graphdef'",
+       "tensorflow|tensorflow_graphdef|model.graphdef"},
+      /* No platform for OpenVINO and Python. */
+      {"backend: 'openvino'", "openvino||model.xml"},
+      {"default_model_filename: 'model.xml'", "openvino||model.xml"},
+      {"backend: 'python'", "python||model.py"},
+      {"default_model_filename: 'model.py'", "python||model.py"},
+      /* What the config gives stays. */
+      {"backend: 'pytorch' default_model_filename: 'traced.pt'",
+       "pytorch|pytorch_libtorch|traced.pt"},
+      {"backend: 'identity'", "identity||"},
+      {"backend: 'identity' platform: 'anything'", "identity|anything|"},
+  };
+  run_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* A custom backend from the model's name, when the config says nothing. */
@@ -140,9 +144,9 @@ static void test_from_files(void) {
   CHECK_STREQ(complete("", "m", make_model("ov", "1", "model.xml", false)),
               "openvino||model.xml");
   /* A backend named without platform finds TensorFlow's from the file. */
-  CHECK_STREQ(
-      complete("backend: \"tensorflow\"", "m", make_model("tf", "1", "model.graphdef", false)),
-      "tensorflow|tensorflow_graphdef|model.graphdef");
+  CHECK_STREQ(complete("backend: \"tensorflow\"", "m",
+                       make_model("tf", "1", "model.graphdef", false)),
+              "tensorflow|tensorflow_graphdef|model.graphdef");
   /* Files of the wrong kind tell nothing: a plan or .pt folder, a
    * savedmodel file, a graphdef folder. */
   CHECK_STREQ(complete("", "m", make_model("plan_dir", "1", "model.plan", true)),
@@ -153,9 +157,10 @@ static void test_from_files(void) {
               "model 'm': config.pbtxt: Invalid model name: Could not determine backend "
               "for model 'm' with no backend in model configuration. Expected model "
               "name of the form 'model.<backend_name>'.");
-  CHECK_STREQ(
-      complete("backend: \"tensorflow\"", "m", make_model("sm_file", "1", "model.savedmodel", false)),
-      "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:, tensorflow");
+  CHECK_STREQ(complete("backend: \"tensorflow\"", "m",
+                       make_model("sm_file", "1", "model.savedmodel", false)),
+              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:, "
+              "tensorflow");
   /* Only the first version folder in byte order counts: "10" before "2". */
   make_model("order", "2", "model.pt", false);
   CHECK_STREQ(complete("", "m", make_model("order", "10", "model.onnx", false)),
@@ -174,27 +179,25 @@ static void test_from_files(void) {
 
 /* tritonserver's agreement checks, in its words after model and source. */
 static void test_check(void) {
-  CHECK_STREQ(complete("platform: \"caffe2_netdef\"", "m", NULL),
-              "model 'm': config.pbtxt: unexpected platform type 'caffe2_netdef' for m");
-  CHECK_STREQ(complete("backend: \"pytorch\" platform: \"onnxruntime_onnx\"", "m", NULL),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
-              "got:onnxruntime_onnx, pytorch");
-  CHECK_STREQ(complete("backend: \"onnxruntime\" platform: \"tensorflow_graphdef\"", "m",
-                       NULL),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
-              "got:tensorflow_graphdef, onnxruntime");
-  CHECK_STREQ(complete("backend: \"tensorrt\" platform: \"pytorch_libtorch\"", "m", NULL),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
-              "got:pytorch_libtorch, tensorrt");
-  CHECK_STREQ(complete("backend: \"tensorflow\" platform: \"tensorrt_plan\"", "m", NULL),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
-              "got:tensorrt_plan, tensorflow");
-  CHECK_STREQ(complete("backend: \"tensorflow\"", "m", NULL),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, "
-              "got:, tensorflow");
-  /* OpenVINO and Python have no platform to disagree with. */
-  CHECK_STREQ(complete("backend: \"python\" platform: \"pytorch_libtorch\"", "m", NULL),
-              "python|pytorch_libtorch|model.py");
+#define PAIR "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:"
+  static const case_t cases[] = {
+      {"platform: 'caffe2_netdef'",
+       "model 'm': config.pbtxt: unexpected platform type 'caffe2_netdef' for m"},
+      {"backend: 'pytorch' platform: 'onnxruntime_onnx'",
+       PAIR "onnxruntime_onnx, pytorch"},
+      {"backend: 'onnxruntime' platform: 'tensorflow_graphdef'",
+       PAIR "tensorflow_graphdef, onnxruntime"},
+      {"backend: 'tensorrt' platform: 'pytorch_libtorch'",
+       PAIR "pytorch_libtorch, tensorrt"},
+      {"backend: 'tensorflow' platform: 'tensorrt_plan'",
+       PAIR "tensorrt_plan, tensorflow"},
+      {"backend: 'tensorflow'", PAIR ", tensorflow"},
+      /* OpenVINO and Python have no platform to disagree with. */
+      {"backend: 'python' platform: 'pytorch_libtorch'",
+       "python|pytorch_libtorch|model.py"},
+  };
+#undef PAIR
+  run_cases(cases, sizeof cases / sizeof cases[0]);
   /* A long platform is quoted, not copied whole. */
   char text[800];
   snprintf(text, sizeof text, "platform: \"%0500d\"", 0);

@@ -32,8 +32,8 @@ static const bk_simple_backend_t kBackend = {
 /* The completion `mode` asks for, as the JSON of a ModelConfig; malloc'd. */
 static char *completion(const char *mode) {
   if (!strcmp(mode, "invalid"))
-    return strdup("{\"max_batch_size\":8,\"input\":[" TENSOR("INPUT0", "0")
-                  "],\"output\":[" TENSOR("OUTPUT0", "0") "]}");
+    return strdup("{\"max_batch_size\":8,\"input\":[" TENSOR(
+        "INPUT0", "0") "],\"output\":[" TENSOR("OUTPUT0", "0") "]}");
   if (!strcmp(mode, "scheduling"))
     return strdup("{\"max_batch_size\":8,\"sequence_batching\":{},\"input\":[" TENSOR(
         "INPUT0", "-1") "],\"output\":[" TENSOR("OUTPUT0", "-1") "]}");
@@ -50,9 +50,10 @@ static char *completion(const char *mode) {
     snprintf(s + len, cap - len, "]}");
     return s;
   }
-  return strdup("{\"max_batch_size\":8,\"dynamic_batching\":{\"max_queue_delay_"
-                "microseconds\":200000},\"input\":[" TENSOR("INPUT0", "-1")
-                "],\"output\":[" TENSOR("OUTPUT0", "-1") "]}");
+  return strdup(
+      "{\"max_batch_size\":8,\"dynamic_batching\":{\"max_queue_delay_"
+      "microseconds\":200000},\"input\":[" TENSOR("INPUT0", "-1") "],\"output\":[" TENSOR(
+          "OUTPUT0", "-1") "]}");
 }
 
 static const char *str_of(const bk_json_t *root, const char *key) {
