@@ -122,53 +122,55 @@ static const char *make_model(const char *model, const char *version, const char
   return dir;
 }
 
+#define NO_BACKEND                                                                \
+  "model 'm': config.pbtxt: Invalid model name: Could not determine backend for " \
+  "model 'm' with no backend in model configuration. Expected model name of the " \
+  "form 'model.<backend_name>'."
+
 /* The model file in the first version folder tells the backend. */
 static void test_from_files(void) {
   const char *tmp = getenv("TEST_TMPDIR");
   snprintf(root, sizeof root, "%s/platform_test_XXXXXX", tmp ? tmp : "/tmp");
   REQUIRE(mkdtemp(root) != NULL);
-  CHECK_STREQ(complete("", "m", make_model("onnx", "1", "model.onnx", false)),
-              "onnxruntime|onnxruntime_onnx|model.onnx");
-  CHECK_STREQ(complete("", "m", make_model("onnx_dir", "1", "model.onnx", true)),
-              "onnxruntime|onnxruntime_onnx|model.onnx");
-  CHECK_STREQ(complete("", "m", make_model("pt", "1", "model.pt", false)),
-              "pytorch|pytorch_libtorch|model.pt");
-  CHECK_STREQ(complete("", "m", make_model("plan", "3", "model.plan", false)),
-              "tensorrt|tensorrt_plan|model.plan");
-  CHECK_STREQ(complete("", "m", make_model("sm", "1", "model.savedmodel", true)),
-              "tensorflow|tensorflow_savedmodel|model.savedmodel");
-  CHECK_STREQ(complete("", "m", make_model("gd", "1", "model.graphdef", false)),
-              "tensorflow|tensorflow_graphdef|model.graphdef");
-  CHECK_STREQ(complete("", "m", make_model("py", "1", "model.py", false)),
-              "python||model.py");
-  CHECK_STREQ(complete("", "m", make_model("ov", "1", "model.xml", false)),
-              "openvino||model.xml");
-  /* A backend named without platform finds TensorFlow's from the file. */
-  CHECK_STREQ(complete("backend: \"tensorflow\"", "m",
-                       make_model("tf", "1", "model.graphdef", false)),
-              "tensorflow|tensorflow_graphdef|model.graphdef");
-  /* Files of the wrong kind tell nothing: a plan or .pt folder, a
-   * savedmodel file, a graphdef folder. */
-  CHECK_STREQ(complete("", "m", make_model("plan_dir", "1", "model.plan", true)),
-              "model 'm': config.pbtxt: Invalid model name: Could not determine backend "
-              "for model 'm' with no backend in model configuration. Expected model "
-              "name of the form 'model.<backend_name>'.");
-  CHECK_STREQ(complete("", "m", make_model("pt_dir", "1", "model.pt", true)),
-              "model 'm': config.pbtxt: Invalid model name: Could not determine backend "
-              "for model 'm' with no backend in model configuration. Expected model "
-              "name of the form 'model.<backend_name>'.");
-  CHECK_STREQ(complete("backend: \"tensorflow\"", "m",
-                       make_model("sm_file", "1", "model.savedmodel", false)),
-              "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:, "
-              "tensorflow");
-  /* Only the first version folder in byte order counts: "10" before "2". */
-  make_model("order", "2", "model.pt", false);
-  CHECK_STREQ(complete("", "m", make_model("order", "10", "model.onnx", false)),
-              "onnxruntime|onnxruntime_onnx|model.onnx");
-  /* A file name or platform in the config wins over the folder. */
-  CHECK_STREQ(complete("platform: \"tensorrt_plan\"", "m",
-                       make_model("named", "1", "model.onnx", false)),
-              "tensorrt|tensorrt_plan|model.plan");
+  static const struct {
+    const char *model, *version, *file;
+    bool folder;
+    const char *text, *expected;
+  } cases[] = {
+      {"onnx", "1", "model.onnx", false, "", "onnxruntime|onnxruntime_onnx|model.onnx"},
+      {"onnx_dir", "1", "model.onnx", true, "",
+       "onnxruntime|onnxruntime_onnx|model.onnx"},
+      {"pt", "1", "model.pt", false, "", "pytorch|pytorch_libtorch|model.pt"},
+      {"plan", "3", "model.plan", false, "", "tensorrt|tensorrt_plan|model.plan"},
+      {"sm", "1", "model.savedmodel", true, "",
+       "tensorflow|tensorflow_savedmodel|model.savedmodel"},
+      {"gd", "1", "model.graphdef", false, "",
+       "tensorflow|tensorflow_graphdef|model.graphdef"},
+      {"py", "1", "model.py", false, "", "python||model.py"},
+      {"ov", "1", "model.xml", false, "", "openvino||model.xml"},
+      /* A backend named without platform finds TensorFlow's from the file. */
+      {"tf", "1", "model.graphdef", false, "backend: 'tensorflow'",
+       "tensorflow|tensorflow_graphdef|model.graphdef"},
+      /* Files of the wrong kind tell nothing: a plan or .pt folder, a
+       * savedmodel file. */
+      {"plan_dir", "1", "model.plan", true, "", NO_BACKEND},
+      {"pt_dir", "1", "model.pt", true, "", NO_BACKEND},
+      {"sm_file", "1", "model.savedmodel", false, "backend: 'tensorflow'",
+       "model 'm': config.pbtxt: unexpected 'platform' and 'backend' pair, got:, "
+       "tensorflow"},
+      /* Only the first version folder in byte order counts: "10" before
+       * "2" (made by the row before). */
+      {"order", "2", "model.pt", false, "", "pytorch|pytorch_libtorch|model.pt"},
+      {"order", "10", "model.onnx", false, "", "onnxruntime|onnxruntime_onnx|model.onnx"},
+      /* A file name or platform in the config wins over the folder. */
+      {"named", "1", "model.onnx", false, "platform: 'tensorrt_plan'",
+       "tensorrt|tensorrt_plan|model.plan"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *dir =
+        make_model(cases[i].model, cases[i].version, cases[i].file, cases[i].folder);
+    CHECK_STREQ(complete(cases[i].text, "m", dir), cases[i].expected);
+  }
   /* No folder, or no version folder: nothing to find. */
   CHECK_STREQ(complete("", "model.x", "/nonexistent/nereid"), "x||model.x");
   char empty[600];
