@@ -27,10 +27,10 @@ TRITONSERVER_Error *TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model *m
   return NULL;
 }
 
-/* The backend's JSON as a config in the model's arena (the merge below
- * shares its lists), held to the bound of a config file first. */
+/* The backend's JSON as a config in `arena` (the merge below shares its
+ * lists), held to the bound of a config file first. */
 static TRITONSERVER_Error *config_decode(TRITONBACKEND_Model *model,
-                                         TRITONSERVER_Message *message,
+                                         TRITONSERVER_Message *message, upb_Arena *arena,
                                          inference_ModelConfig **out) {
   const char *json;
   size_t len;
@@ -42,12 +42,12 @@ static TRITONSERVER_Error *config_decode(TRITONBACKEND_Model *model,
                          " is %zu bytes, larger than the limit of %zu bytes",
                          model->name, len, CFG_MODEL_CONFIG_MAX_BYTES);
   const upb_MessageDef *def = cfg_model_config_def();
-  inference_ModelConfig *config = inference_ModelConfig_new(model->arena);
+  inference_ModelConfig *config = inference_ModelConfig_new(arena);
   upb_Status status;
   upb_Status_Clear(&status);
-  if (config == NULL || !upb_JsonDecode(json, len, (upb_Message *)config, def,
-                                        upb_FileDef_Pool(upb_MessageDef_File(def)), 0,
-                                        model->arena, &status))
+  if (config == NULL ||
+      !upb_JsonDecode(json, len, (upb_Message *)config, def,
+                      upb_FileDef_Pool(upb_MessageDef_File(def)), 0, arena, &status))
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "model '%s': invalid configuration JSON: %s", model->name,
                          upb_Status_ErrorMessage(&status));
@@ -55,32 +55,31 @@ static TRITONSERVER_Error *config_decode(TRITONBACKEND_Model *model,
   return NULL;
 }
 
-/* A copy of the model's config in its arena. */
-static inference_ModelConfig *config_copy(TRITONBACKEND_Model *model) {
+/* A copy of the model's config in `arena`. */
+static inference_ModelConfig *config_copy(TRITONBACKEND_Model *model, upb_Arena *arena) {
   upb_Arena *tmp = upb_Arena_New();
   size_t len;
   char *bytes =
       tmp != NULL ? inference_ModelConfig_serialize(model->config, tmp, &len) : NULL;
   inference_ModelConfig *c =
-      bytes != NULL ? inference_ModelConfig_parse(bytes, len, model->arena) : NULL;
+      bytes != NULL ? inference_ModelConfig_parse(bytes, len, arena) : NULL;
   upb_Arena_Free(tmp);
   return c;
 }
 
 /* tritonserver's merge (TritonModel::UpdateModelConfig): the rest of the
- * config stays the server's. Both configs live in the model's arena, so
- * the merged one may point at the backend's tensors. */
+ * config stays the server's. Both configs live in `arena`, so the merged
+ * one may point at the backend's tensors. */
 static TRITONSERVER_Error *config_merge(TRITONBACKEND_Model *model,
                                         const inference_ModelConfig *from,
-                                        inference_ModelConfig *to) {
+                                        inference_ModelConfig *to, upb_Arena *arena) {
   inference_ModelConfig_set_max_batch_size(to,
                                            inference_ModelConfig_max_batch_size(from));
   size_t ni, no;
   const inference_ModelInput *const *in = inference_ModelConfig_input(from, &ni);
   const inference_ModelOutput *const *out = inference_ModelConfig_output(from, &no);
-  inference_ModelInput **to_in = inference_ModelConfig_resize_input(to, ni, model->arena);
-  inference_ModelOutput **to_out =
-      inference_ModelConfig_resize_output(to, no, model->arena);
+  inference_ModelInput **to_in = inference_ModelConfig_resize_input(to, ni, arena);
+  inference_ModelOutput **to_out = inference_ModelConfig_resize_output(to, no, arena);
   if ((ni > 0 && to_in == NULL) || (no > 0 && to_out == NULL)) SRV_FATAL("out of memory");
   for (size_t i = 0; i < ni; i++) to_in[i] = (inference_ModelInput *)in[i];
   for (size_t i = 0; i < no; i++) to_out[i] = (inference_ModelOutput *)out[i];
@@ -109,7 +108,7 @@ static TRITONSERVER_Error *config_merge(TRITONBACKEND_Model *model,
       inference_ModelConfig_model_transaction_policy(from);
   if (tp != NULL)
     inference_ModelTransactionPolicy_set_decoupled(
-        inference_ModelConfig_mutable_model_transaction_policy(to, model->arena),
+        inference_ModelConfig_mutable_model_transaction_policy(to, arena),
         inference_ModelTransactionPolicy_decoupled(tp));
   return NULL;
 }
@@ -129,18 +128,24 @@ TRITONSERVER_Error *TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model *model,
                          "model '%s': the configuration can only be set during "
                          "TRITONBACKEND_ModelInitialize",
                          model->name);
-  inference_ModelConfig *given = NULL, *merged = config_copy(model);
+  /* Decoded and merged apart, so that a refused config costs the model
+   * nothing; kept with the model's arena once it is taken. */
+  upb_Arena *tmp = upb_Arena_New();
+  if (tmp == NULL) SRV_FATAL("out of memory");
+  inference_ModelConfig *given = NULL, *merged = config_copy(model, tmp);
   if (merged == NULL) SRV_FATAL("out of memory");
-  TRITONSERVER_Error *err = config_decode(model, model_config, &given);
-  if (err == NULL) err = config_merge(model, given, merged);
-  if (err != NULL) return err;
+  TRITONSERVER_Error *err = config_decode(model, model_config, tmp, &given);
+  if (err == NULL) err = config_merge(model, given, merged, tmp);
   /* Only ensembles schedule steps, and they have no backend. */
-  if (inference_ModelConfig_has_ensemble_scheduling(merged))
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "model '%s': " SET_CONFIG_SOURCE
-                         ": ensemble scheduling cannot be set for model '%s' whose "
-                         "platform is not ensemble",
-                         model->name, model->name);
+  if (err == NULL && inference_ModelConfig_has_ensemble_scheduling(merged))
+    err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                        "model '%s': " SET_CONFIG_SOURCE
+                        ": ensemble scheduling cannot be set for model '%s' whose "
+                        "platform is not ensemble",
+                        model->name, model->name);
+  if (err == NULL && !upb_Arena_Fuse(model->arena, tmp)) SRV_FATAL("arena fuse failed");
+  upb_Arena_Free(tmp); /* fused: lives on with the model's arena */
+  if (err != NULL) return err;
   inference_ModelConfig *old = model->config;
   model->config = merged;
   srv_status_t *st = srv_model_config_complete(model, SET_CONFIG_SOURCE);
