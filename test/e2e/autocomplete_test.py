@@ -37,6 +37,8 @@ MODELS = {
     "bad_scheduling": ('backend: "autocomplete" dynamic_batching { } parameters { '
                        'key: "autocomplete_mode" value { string_value: "scheduling" } }',
                        None),
+    "bad_ensemble": ('backend: "autocomplete" parameters { key: "autocomplete_mode" '
+                     'value { string_value: "ensemble" } }', None),
     "mismatch": ('backend: "pytorch" platform: "onnxruntime_onnx"' + IO, None),
 }
 
@@ -189,6 +191,9 @@ class Completed(AutoCompleteCase):
         why = self.load_fails("bad_scheduling")
         self.assertIn("Cannot update scheduling choice from 11 to 13 when "
                       "auto-completing.", why)
+        why = self.load_fails("bad_ensemble")
+        self.assertIn("ensemble scheduling cannot be set for model 'bad_ensemble' "
+                      "whose platform is not ensemble", why)
         # The server goes on serving.
         self.load("torch_model")
         self.assertEqual(self.infer("torch_model", [5], batched=False), [5])

@@ -6,7 +6,8 @@
  * complete a config from their model file. Then it answers like identity.
  * Parameter `autocomplete_mode` sends a broken completion instead:
  * `invalid` (a zero dimension), `too_large` (more inputs than the server's
- * limit), `scheduling` (sequence batching, whatever the config has).
+ * limit), `scheduling` (sequence batching, whatever the config has),
+ * `ensemble` (ensemble scheduling, which no backend model may have).
  * Entry points: the server's loading threads, then each instance's thread. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ static char *completion(const char *mode) {
         "INPUT0", "0") "],\"output\":[" TENSOR("OUTPUT0", "0") "]}");
   if (!strcmp(mode, "scheduling"))
     return strdup("{\"max_batch_size\":8,\"sequence_batching\":{},\"input\":[" TENSOR(
+        "INPUT0", "-1") "],\"output\":[" TENSOR("OUTPUT0", "-1") "]}");
+  if (!strcmp(mode, "ensemble"))
+    return strdup("{\"ensemble_scheduling\":{},\"input\":[" TENSOR(
         "INPUT0", "-1") "],\"output\":[" TENSOR("OUTPUT0", "-1") "]}");
   if (!strcmp(mode, "too_large")) {
     size_t cap = 64 + (size_t)TOO_MANY_INPUTS * 80, len = 0;
