@@ -9,6 +9,7 @@ completion, and --disable-auto-complete-config / --strict-model-config."""
 import os
 import tempfile
 import threading
+import time
 import unittest
 
 import grpc
@@ -240,6 +241,35 @@ class DisabledStrictTrue(Disabled):
     """--strict-model-config=true: the older spelling of the flag."""
 
     FLAGS = ("--strict-model-config=true",)
+
+
+class PollNewFolder(unittest.TestCase):
+    """Poll mode: a folder without config.pbtxt that appears is a model."""
+
+    def test_folder_appears_and_loads(self):
+        repo = harness.empty_repo()
+        server = Server("--model-control-mode=poll", "--repository-poll-secs=1",
+                        repo=repo, backends=make_backends())
+        try:
+            stage = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+            os.makedirs(os.path.join(stage, "late", "1"))
+            open(os.path.join(stage, "late", "1", "model.onnx"), "w").close()
+            # Whole, in one step: the scan never sees half a folder.
+            os.rename(os.path.join(stage, "late"), os.path.join(repo, "late"))
+            stub = server.inference()
+            deadline = time.monotonic() + 20 * harness.SLOW
+            while time.monotonic() < deadline:
+                try:
+                    if stub.ModelReady(pb.ModelReadyRequest(name="late")).ready:
+                        break
+                except grpc.RpcError:
+                    pass
+                time.sleep(0.1)
+            c = stub.ModelConfig(pb.ModelConfigRequest(name="late")).config
+            self.assertEqual((c.name, c.platform, c.max_batch_size),
+                             ("late", "onnxruntime_onnx", 8))
+        finally:
+            stop_clean(server)
 
 
 if __name__ == "__main__":
