@@ -56,6 +56,7 @@ static void input_free(srv_bls_input_t *in) {
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestDelete(
     TRITONSERVER_InferenceRequest *r) {
+  if (r == NULL) return NULL; /* Triton: deleting nothing succeeds */
   for (uint32_t i = 0; i < r->input_count; i++) input_free(&r->inputs[i]);
   free(r->inputs);
   for (uint32_t i = 0; i < r->output_count; i++) free(r->outputs[i]);

@@ -161,6 +161,9 @@ TRITONSERVER_InferenceResponse *srv_bls_response_failed(const srv_bls_origin_t *
 
 TRITONSERVER_Error *TRITONSERVER_InferenceResponseDelete(
     TRITONSERVER_InferenceResponse *resp) {
+  /* Triton's Python backend deletes the NULL response of a failed BLS
+   * call; Triton treats it as nothing to do. */
+  if (resp == NULL) return NULL;
   outputs_release(resp);
   for (uint32_t i = 0; i < resp->param_count; i++) {
     free(resp->params[i].name);

@@ -148,6 +148,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestOutputBufferProperties(
 
 TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
                                                  uint32_t release_flags) {
+  /* Triton crashes here; a release of nothing changes nothing. */
+  if (request == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "request to release is NULL");
   if (release_flags != TRITONSERVER_REQUEST_RELEASE_ALL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "request release flags %u: only RELEASE_ALL is supported",

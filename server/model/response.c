@@ -70,8 +70,9 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseNewFromFactory(
   return NULL;
 }
 
+/* NULL is a no-op, as in Triton: backends delete what a failed call left. */
 TRITONSERVER_Error *TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response *response) {
-  srv_response_free(response);
+  if (response != NULL) srv_response_free(response);
   return NULL;
 }
 
@@ -276,6 +277,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryNew(
 
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryDelete(
     TRITONBACKEND_ResponseFactory *factory) {
+  if (factory == NULL) return NULL; /* Triton: deleting nothing succeeds */
   srv_infer_state_unref(factory->state);
   free(factory);
   return NULL;
