@@ -9,12 +9,6 @@
 #define UNSUPPORTED(name) \
   api_error_new(TRITONSERVER_ERROR_UNSUPPORTED, "%s is not supported by Nereid yet", name)
 
-TRITONSERVER_Error *TRITONBACKEND_InputBufferAttributes(
-    TRITONBACKEND_Input *input, const uint32_t index, const void **buffer,
-    TRITONSERVER_BufferAttributes **buffer_attributes) {
-  return UNSUPPORTED("TRITONBACKEND_InputBufferAttributes");
-}
-
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportMemoryUsage(
     TRITONBACKEND_ModelInstance *instance, TRITONSERVER_BufferAttributes **usage,
     uint32_t usage_size) {
@@ -25,11 +19,6 @@ TRITONSERVER_Error *TRITONBACKEND_ModelReportMemoryUsage(
     TRITONBACKEND_Model *model, TRITONSERVER_BufferAttributes **usage,
     uint32_t usage_size) {
   return UNSUPPORTED("TRITONBACKEND_ModelReportMemoryUsage");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_OutputBufferAttributes(
-    TRITONBACKEND_Output *output, TRITONSERVER_BufferAttributes **buffer_attributes) {
-  return UNSUPPORTED("TRITONBACKEND_OutputBufferAttributes");
 }
 
 TRITONSERVER_Error *TRITONSERVER_ApiVersion(uint32_t *major, uint32_t *minor) {

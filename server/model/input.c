@@ -1,6 +1,7 @@
 /* TRITONBACKEND_Input accessors. Backend threads; inputs are read-only. */
 #include <stdlib.h>
 
+#include "server/api/buffer_attributes.h"
 #include "server/api/error.h"
 #include "server/cuda/cuda.h"
 #include "server/model/request.h"
@@ -89,4 +90,44 @@ TRITONSERVER_Error *TRITONBACKEND_InputBufferForHostPolicy(
   (void)host_policy_name;
   return TRITONBACKEND_InputBuffer(input, index, buffer, buffer_byte_size, memory_type,
                                    memory_type_id);
+}
+
+/* Triton's: the buffer at index and its attributes, owned by the input.
+ * Nereid's inputs keep no CUDA IPC handle, so none is given (Triton gives
+ * one for inputs a client placed in CUDA shared memory); a backend that
+ * wants one opens its own, as it does for Triton's own GPU buffers. */
+TRITONSERVER_Error *TRITONBACKEND_InputBufferAttributes(
+    TRITONBACKEND_Input *input, const uint32_t index, const void **buffer,
+    TRITONSERVER_BufferAttributes **buffer_attributes) {
+  if (input == NULL || buffer == NULL || buffer_attributes == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "input, buffer and buffer_attributes must not be NULL");
+  if (index >= input->buffer_count) {
+    *buffer = NULL;
+    *buffer_attributes = NULL;
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "buffer index %u out of range: input '%s' has %u buffers", index,
+                         input->name, input->buffer_count);
+  }
+  if (input->attrs == NULL) {
+    input->attrs = malloc(input->buffer_count * sizeof *input->attrs);
+    if (input->attrs == NULL)
+      return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
+                           "cannot allocate buffer attributes for input '%s'", input->name);
+    for (uint32_t i = 0; i < input->buffer_count; i++) {
+      const srv_buffer_t *b = &input->buffers[i];
+      api_buffer_attributes_describe(&input->attrs[i], (size_t)b->size, b->memory_type,
+                                     b->memory_type_id, NULL);
+    }
+  }
+  *buffer = input->buffers[index].base;
+  *buffer_attributes = &input->attrs[index];
+  return NULL;
+}
+
+void srv_input_release(struct TRITONBACKEND_Input *in) {
+  free(in->staged); /* made for one-buffer inputs in GPU memory only */
+  in->staged = NULL;
+  free(in->attrs);
+  in->attrs = NULL;
 }

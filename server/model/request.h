@@ -83,7 +83,14 @@ struct TRITONBACKEND_Input {
   /* A host copy of a one-buffer input in GPU memory, made the first time
    * a backend asks for it in host memory; freed at the release. */
   void *staged;
+  /* One per buffer, made the first time a backend asks for any
+   * (TRITONBACKEND_InputBufferAttributes); freed at the release. */
+  TRITONSERVER_BufferAttributes *attrs;
 };
+
+/** Frees what backends made an input make (its host copy, its buffer
+ *  attributes). The releasing backend's thread. */
+void srv_input_release(struct TRITONBACKEND_Input *in);
 
 struct TRITONBACKEND_Request {
   act_msg_t msg; /* to the model actor; back to the owner when released */
