@@ -38,6 +38,10 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
   srv_duration_add(&s->compute_input, input);
   srv_duration_add(&s->compute_infer, infer);
   srv_duration_add(&s->compute_output, output);
+  /* Triton counts inferences here, per successful request (at least 1
+   * each), not in the batch report: a batch report's size may be 0. */
+  uint64_t n = request->batch_size > 0 ? request->batch_size : 1;
+  atomic_fetch_add_explicit(&s->inference_count, n, memory_order_relaxed);
   srv_latency_hist_t *h = srv_stats_latency(s)->kind;
   srv_hist_record(&h[SRV_LAT_REQUEST], total);
   srv_hist_record(&h[SRV_LAT_QUEUE], queue);
@@ -53,12 +57,13 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportBatchStatistics(
     const uint64_t exec_start_ns, const uint64_t compute_start_ns,
     const uint64_t compute_end_ns, const uint64_t exec_end_ns) {
   srv_stats_t *s = &instance->model->stats;
-  atomic_fetch_add_explicit(&s->inference_count, batch_size, memory_order_relaxed);
+  /* Triton's: one execution, whatever its size (0 for a model that does
+   * not batch, as Triton's identity backend reports). */
   atomic_fetch_add_explicit(&s->execution_count, 1, memory_order_relaxed);
   srv_batch_stats_t *b = srv_batch_table_entry(s->batches, batch_size);
   if (b == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "batch size %llu reported by model '%s' is outside [1, %u]",
+                         "batch size %llu reported by model '%s' is outside [0, %u]",
                          (unsigned long long)batch_size, instance->model->name,
                          s->batch_limit);
   srv_duration_add(&b->compute_input, span(exec_start_ns, compute_start_ns));

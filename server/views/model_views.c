@@ -148,7 +148,7 @@ static void steps_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena
 
 static void batches_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena *a) {
   srv_batch_stats_t *bs;
-  for (uint64_t b = 1; (bs = srv_batch_table_next(s->batches, &b)) != NULL; b++) {
+  for (uint64_t b = 0; (bs = srv_batch_table_next(s->batches, &b)) != NULL; b++) {
     if (srv_stat_load(&bs->compute_infer.count) == 0) continue;
     inference_InferBatchStatistics *o = inference_ModelStatistics_add_batch_stats(out, a);
     if (o == NULL) SRV_FATAL("out of memory");
