@@ -9,18 +9,6 @@
 #define UNSUPPORTED(name) \
   api_error_new(TRITONSERVER_ERROR_UNSUPPORTED, "%s is not supported by Nereid yet", name)
 
-TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportMemoryUsage(
-    TRITONBACKEND_ModelInstance *instance, TRITONSERVER_BufferAttributes **usage,
-    uint32_t usage_size) {
-  return UNSUPPORTED("TRITONBACKEND_ModelInstanceReportMemoryUsage");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_ModelReportMemoryUsage(
-    TRITONBACKEND_Model *model, TRITONSERVER_BufferAttributes **usage,
-    uint32_t usage_size) {
-  return UNSUPPORTED("TRITONBACKEND_ModelReportMemoryUsage");
-}
-
 TRITONSERVER_Error *TRITONSERVER_ApiVersion(uint32_t *major, uint32_t *minor) {
   return UNSUPPORTED("TRITONSERVER_ApiVersion");
 }

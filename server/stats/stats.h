@@ -56,6 +56,7 @@ typedef struct {
   uint32_t batch_limit;                 /* batch sizes 0..batch_limit */
   struct srv_batch_table *batches;      /* per batch size (batch_stats.h) */
   struct srv_response_stats *responses; /* per response index (response_stats.h) */
+  struct srv_memory_usage *memory;      /* reported by the backend (memory_usage.h) */
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
   srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
   uint32_t step_count;

@@ -2,11 +2,13 @@
  * threads: per-request and per-batch timings into the model's counters. */
 #include <stdlib.h>
 
+#include "server/api/buffer_attributes.h"
 #include "server/api/error.h"
 #include "server/common/log.h"
 #include "server/model/model.h"
 #include "server/model/response.h"
 #include "server/stats/batch_stats.h"
+#include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
 
 static uint64_t span(uint64_t start, uint64_t end) {
@@ -179,4 +181,50 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportResponseStatistics(
         rs->instance->model->name, index, SRV_RESPONSE_STATS_MAX);
   response_stat_add(e, rs);
   return NULL;
+}
+
+/* ---- memory usage (memory_usage.h) ---- */
+
+/* The attributes as uses, or an error naming the first one that is not
+ * there (Triton dereferences each). */
+static TRITONSERVER_Error *memory_report(srv_model_t *m, const void *reporter,
+                                         TRITONSERVER_BufferAttributes **usage,
+                                         uint32_t usage_size) {
+  if (usage == NULL && usage_size > 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "memory usage of model '%s': %u entries but no array", m->name,
+                         usage_size);
+  if (usage_size > SRV_MEMORY_USES_MAX)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "memory usage of model '%s': %u entries, at most %u are taken",
+                         m->name, usage_size, SRV_MEMORY_USES_MAX);
+  for (uint32_t i = 0; i < usage_size; i++)
+    if (usage[i] == NULL)
+      return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                           "memory usage of model '%s': entry %u is NULL", m->name, i);
+  srv_memory_use_t *uses = malloc((usage_size ? usage_size : 1) * sizeof *uses);
+  if (uses == NULL) SRV_FATAL("out of memory");
+  for (uint32_t i = 0; i < usage_size; i++)
+    uses[i] = (srv_memory_use_t){usage[i]->memory_type, usage[i]->memory_type_id,
+                                 usage[i]->byte_size};
+  bool taken = srv_memory_usage_report(m->stats.memory, reporter, uses, usage_size);
+  free(uses);
+  if (!taken) SRV_FATAL("memory usage report over its checked bound");
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelReportMemoryUsage(
+    TRITONBACKEND_Model *model, TRITONSERVER_BufferAttributes **usage,
+    uint32_t usage_size) {
+  if (model == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "model must not be NULL");
+  return memory_report(model, model, usage, usage_size);
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportMemoryUsage(
+    TRITONBACKEND_ModelInstance *instance, TRITONSERVER_BufferAttributes **usage,
+    uint32_t usage_size) {
+  if (instance == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "instance must not be NULL");
+  return memory_report(instance->model, instance, usage, usage_size);
 }

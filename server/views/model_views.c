@@ -3,11 +3,13 @@
  * every string is copied into the caller's arena, so the message needs
  * neither the section nor the models once built. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/api/datatype.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
+#include "server/stats/memory_usage.h"
 #include "server/views/model_lookup.h"
 #include "server/views/views.h"
 
@@ -162,6 +164,21 @@ static void batches_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Are
   }
 }
 
+/* What the backend reported its model and instances hold, summed per
+ * memory type and device, as Triton lists it. */
+static void memory_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena *a) {
+  uint32_t n = 0;
+  srv_memory_use_t *uses = srv_memory_usage_sum(s->memory, &n);
+  for (uint32_t i = 0; i < n; i++) {
+    inference_MemoryUsage *o = inference_ModelStatistics_add_memory_usage(out, a);
+    if (o == NULL) SRV_FATAL("out of memory");
+    inference_MemoryUsage_set_type(o, copy(a, TRITONSERVER_MemoryTypeString(uses[i].type)));
+    inference_MemoryUsage_set_id(o, uses[i].id);
+    inference_MemoryUsage_set_byte_size(o, uses[i].byte_size);
+  }
+  free(uses);
+}
+
 static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
   if (out == NULL) SRV_FATAL("out of memory");
   srv_stats_t *s = srv_model_stats(m);
@@ -187,6 +204,7 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
   duration_set(inference_InferStatistics_mutable_cache_hit(is, a), &s->cache_hit);
   duration_set(inference_InferStatistics_mutable_cache_miss(is, a), &s->cache_miss);
   batches_fill(out, s, a);
+  memory_fill(out, s, a);
   response_stats_fill(out, s, a);
 }
 
