@@ -9,10 +9,6 @@
 #define UNSUPPORTED(name) \
   api_error_new(TRITONSERVER_ERROR_UNSUPPORTED, "%s is not supported by Nereid yet", name)
 
-TRITONSERVER_Error *TRITONSERVER_ApiVersion(uint32_t *major, uint32_t *minor) {
-  return UNSUPPORTED("TRITONSERVER_ApiVersion");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddRawInput(
     TRITONSERVER_InferenceRequest *inference_request, const char *name) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestAddRawInput");
@@ -31,8 +27,3 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
   return UNSUPPORTED("TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy");
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutputClassificationLabel(
-    TRITONSERVER_InferenceResponse *inference_response, const uint32_t index,
-    const size_t class_index, const char **label) {
-  return UNSUPPORTED("TRITONSERVER_InferenceResponseOutputClassificationLabel");
-}

@@ -554,6 +554,29 @@ static TRITONBACKEND_Response *backend_response(TRITONBACKEND_Request *fake) {
   return r;
 }
 
+/* Classification labels: none for simple's outputs; then the two lines a
+ * label_filename would give, set on OUTPUT0's spec for the while. */
+static void labels_check(srv_model_t *m, TRITONSERVER_InferenceResponse *resp) {
+  const char *label = "x";
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 0, &label));
+  CHECK(label == NULL);
+  srv_tensor_spec_t *spec = NULL;
+  for (uint32_t i = 0; i < m->output_count; i++)
+    if (strcmp(m->outputs[i].name, "OUTPUT0") == 0) spec = &m->outputs[i];
+  REQUIRE(spec != NULL && spec->labels == NULL);
+  static const char *const two[2] = {"cat", "dog"};
+  spec->labels = two;
+  spec->label_count = 2;
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 1, &label));
+  CHECK_STREQ(label, "dog");
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 2, &label));
+  CHECK(label == NULL);
+  expect_error(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 1, 0, &label),
+               TRITONSERVER_ERROR_INVALID_ARG, "out of bounds index 1");
+  spec->labels = NULL;
+  spec->label_count = 0;
+}
+
 static void test_response_conversion(void) {
   srv_model_t *m = model("simple");
   REQUIRE(m != NULL);
@@ -582,6 +605,7 @@ static void test_response_conversion(void) {
   CHECK(type == TRITONSERVER_PARAMETER_BOOL && *(const bool *)v);
   expect_error(TRITONSERVER_InferenceResponseParameter(resp, 3, &name, &type, &v),
                TRITONSERVER_ERROR_INVALID_ARG, "out of bounds index 3");
+  labels_check(m, resp);
   OK(TRITONSERVER_InferenceResponseDelete(resp));
   CHECK_EQ_U64(atomic_load(&live_buffers), 0);
   /* A failing allocator, then one that answers with GPU memory. */
