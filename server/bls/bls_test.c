@@ -259,6 +259,51 @@ static void expect_error(TRITONSERVER_Error *err, TRITONSERVER_Error_Code code,
   TRITONSERVER_ErrorDelete(err);
 }
 
+/* Data appended with buffer attributes reads as AppendInputData's; data
+ * for a host policy is checked as the input's own is, kept apart from it
+ * (simple's backend reads the input's own), and dropped with it. */
+static void test_input_data_variants(void) {
+  call_t c;
+  call_init(&c, 3);
+  TRITONSERVER_InferenceRequest *r = NULL;
+  const int64_t shape[2] = {1, 16};
+  OK(TRITONSERVER_InferenceRequestNew(&r, server(), "simple", -1));
+  REQUIRE(r != NULL);
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2));
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT1", TRITONSERVER_TYPE_INT32, shape, 2));
+  TRITONSERVER_BufferAttributes *a = NULL;
+  OK(TRITONSERVER_BufferAttributesNew(&a));
+  OK(TRITONSERVER_BufferAttributesSetByteSize(a, sizeof c.in0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(r, "INPUT0", c.in0, a));
+  OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, sizeof c.in1,
+                                                  TRITONSERVER_MEMORY_CPU, 0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+      r, "INPUT1", c.in1, 8, TRITONSERVER_MEMORY_CPU, 0, "cpu"));
+  OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, &c));
+  OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, env.allocator, NULL, on_response,
+                                                      &c));
+  expect_error(TRITONSERVER_ServerInferAsync(server(), r, NULL),
+               TRITONSERVER_ERROR_INVALID_ARG, "INPUT1");
+  OK(TRITONSERVER_InferenceRequestRemoveAllInputData(r, "INPUT1"));
+  OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, sizeof c.in1,
+                                                  TRITONSERVER_MEMORY_CPU, 0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+      r, "INPUT1", c.in1, sizeof c.in1, TRITONSERVER_MEMORY_CPU, 0, "cpu"));
+  OK(TRITONSERVER_ServerInferAsync(server(), r, NULL));
+  REQUIRE(call_wait(&c));
+  REQUIRE(c.resp[0] != NULL);
+  check_output(c.resp[0], 0, "OUTPUT0", &c, false);
+  expect_error(
+      TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(r, "INPUT0", c.in0, NULL),
+      TRITONSERVER_ERROR_INVALID_ARG, "buffer_attributes must not be NULL");
+  expect_error(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+                   r, "nope", c.in0, 4, TRITONSERVER_MEMORY_CPU, 0, "cpu"),
+               TRITONSERVER_ERROR_INVALID_ARG, "input 'nope' does not exist in request");
+  call_free(&c);
+  OK(TRITONSERVER_InferenceRequestDelete(r));
+  OK(TRITONSERVER_BufferAttributesDelete(a));
+}
+
 static void test_unknown_model(void) {
   TRITONSERVER_InferenceRequest *r = NULL;
   expect_error(TRITONSERVER_InferenceRequestNew(&r, server(), "nope", -1),
@@ -894,6 +939,7 @@ int main(void) {
   }
   static const unit_case_t cases[] = {
       UNIT_CASE(test_simple_infer),
+      UNIT_CASE(test_input_data_variants),
       UNIT_CASE(test_unknown_model),
       UNIT_CASE(test_sequence),
       UNIT_CASE(test_refused_requests),
