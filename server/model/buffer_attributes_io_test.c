@@ -34,14 +34,25 @@ static void *handle_of(TRITONSERVER_BufferAttributes *a) {
   return h;
 }
 
+/* A response to req with one INT32 output "OUT" of `elements`; NULL
+ * output when the API refused. */
+static TRITONBACKEND_Response *response_with_output(TRITONBACKEND_Request *req,
+                                                    int64_t elements,
+                                                    TRITONBACKEND_Output **out) {
+  TRITONBACKEND_Response *r = NULL;
+  *out = NULL;
+  CHECK(TRITONBACKEND_ResponseNew(&r, req) == NULL);
+  if (r != NULL)
+    CHECK(TRITONBACKEND_ResponseOutput(r, out, "OUT", TRITONSERVER_TYPE_INT32, &elements,
+                                       1) == NULL);
+  return r;
+}
+
 static void output_in_host_memory(void) {
   TRITONBACKEND_Request req = {.state = srv_infer_state_new(NULL)};
-  TRITONBACKEND_Response *r = NULL;
   TRITONBACKEND_Output *out = NULL;
-  const int64_t shape[1] = {4};
-  REQUIRE(TRITONBACKEND_ResponseNew(&r, &req) == NULL);
-  REQUIRE(TRITONBACKEND_ResponseOutput(r, &out, "OUT", TRITONSERVER_TYPE_INT32, shape, 1) ==
-          NULL);
+  TRITONBACKEND_Response *r = response_with_output(&req, 4, &out);
+  REQUIRE(out != NULL);
   TRITONSERVER_BufferAttributes *a = NULL;
   /* Before the buffer: Triton's defaults. */
   REQUIRE(TRITONBACKEND_OutputBufferAttributes(out, &a) == NULL && a != NULL);
@@ -88,12 +99,9 @@ static void output_in_system_region(void) {
   CHECK(srv_shm_cuda_ipc_handle(&ref) == NULL);
   TRITONBACKEND_Request req = {.state = srv_infer_state_new(NULL)};
   req.state->shm = srv_shm_uses_new(&ref, 1); /* freed with the state */
-  TRITONBACKEND_Response *r = NULL;
   TRITONBACKEND_Output *out = NULL;
-  const int64_t shape[1] = {8};
-  REQUIRE(TRITONBACKEND_ResponseNew(&r, &req) == NULL);
-  REQUIRE(TRITONBACKEND_ResponseOutput(r, &out, "OUT", TRITONSERVER_TYPE_INT32, shape, 1) ==
-          NULL);
+  TRITONBACKEND_Response *r = response_with_output(&req, 8, &out);
+  REQUIRE(out != NULL);
   void *buf = NULL;
   TRITONSERVER_MemoryType mt = TRITONSERVER_MEMORY_CPU;
   int64_t id = 0;
