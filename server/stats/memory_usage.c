@@ -111,6 +111,7 @@ srv_memory_use_t *srv_memory_usage_sum(srv_memory_usage_t *u, uint32_t *count) {
     if (all == NULL) SRV_FATAL("out of memory");
     uint64_t at = 0;
     for (uint32_t i = 0; i < u->count; i++) {
+      if (u->reporters[i].count == 0) continue; /* its uses are NULL */
       memcpy(all + at, u->reporters[i].uses, u->reporters[i].count * sizeof *all);
       at += u->reporters[i].count;
     }
