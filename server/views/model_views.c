@@ -9,7 +9,6 @@
 #include "server/api/datatype.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
-#include "server/stats/memory_usage.h"
 #include "server/views/model_lookup.h"
 #include "server/views/views.h"
 
