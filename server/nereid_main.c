@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/api/log.h"
 #include "server/common/deadline.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
@@ -145,7 +144,6 @@ int nereid_main(int argc, char **argv) {
     return rc;
   }
   srv_log_set_verbose(opt.log_verbose);
-  api_log_set_verbose(opt.log_verbose);
   sigset_t signals;
   signals_block(&signals);
 

@@ -96,12 +96,12 @@ static void verbose_needs_a_level(void) {
   CHECK(!TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE));
   capture_begin(&c);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_VERBOSE, "v.c", 3, "hidden");
-  api_log_set_verbose(1);
+  srv_log_set_verbose(1);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_VERBOSE, "v.c", 4, "shown");
   capture_end(&c, out, sizeof out);
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE));
-  CHECK_EQ_U64(api_log_verbose(), 1);
-  api_log_set_verbose(0);
+  CHECK_EQ_U64(srv_log_verbose_level(), 1);
+  srv_log_set_verbose(0);
   /* Triton's severity letters stop at I: verbose lines read as INFO. */
   CHECK(matches(out, "^I[0-9]{4} [^\n]* v\\.c:4\\] shown\n$"));
 }
@@ -112,13 +112,13 @@ static void levels_can_be_switched_off(void) {
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_INFO));
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_WARN));
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_ERROR));
-  api_log_set_enabled(TRITONSERVER_LOG_INFO, false);
+  srv_log_set_info(false);
   CHECK(!TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_INFO));
   capture_begin(&c);
   CHECK(TRITONSERVER_LogMessage(TRITONSERVER_LOG_INFO, "i.c", 1, "off") == NULL);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "e.c", 1, "on");
   capture_end(&c, out, sizeof out);
-  api_log_set_enabled(TRITONSERVER_LOG_INFO, true);
+  srv_log_set_info(true);
   CHECK(strstr(out, "off") == NULL);
   CHECK(strstr(out, "e.c:1] on\n") != NULL);
   CHECK(!TRITONSERVER_LogIsEnabled((TRITONSERVER_LogLevel)9));
@@ -157,27 +157,35 @@ static void long_and_odd_messages(void) {
 static void iso8601_format(void) {
   capture_t c;
   char out[4096];
-  api_log_set_format(TRITONSERVER_LOG_ISO8601);
+  srv_log_set_format(SRV_LOG_FORMAT_ISO8601);
   capture_begin(&c);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_WARN, "iso.c", 8, "stamp");
   capture_end(&c, out, sizeof out);
-  api_log_set_format(TRITONSERVER_LOG_DEFAULT);
+  srv_log_set_format(SRV_LOG_FORMAT_DEFAULT);
   CHECK(matches(out,
                 "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W [0-9]+ "
                 "iso\\.c:8\\] stamp\n$"));
 }
 
-static void emit_to_another_fd(void) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  api_log_set_fd(fds[1]);
+/* A path under the test's own folder. */
+static void temp_path(char *path, size_t cap, const char *name) {
+  const char *dir = getenv("TEST_TMPDIR");
+  snprintf(path, cap, "%s/%s", dir ? dir : "/tmp", name);
+  unlink(path);
+}
+
+static void emit_to_a_file(void) {
+  char path[4096];
+  temp_path(path, sizeof path, "api_log_file.log");
+  srv_status_t *st = srv_log_set_file(path);
+  REQUIRE(st == NULL);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "fd.c", 9, "elsewhere");
-  api_log_set_fd(STDERR_FILENO);
-  close(fds[1]);
+  REQUIRE(srv_log_set_file("") == NULL);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f != NULL);
   char out[512];
-  ssize_t n = read(fds[0], out, sizeof out - 1);
-  close(fds[0]);
-  REQUIRE(n > 0);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  fclose(f);
   out[n] = '\0';
   CHECK(matches(out, "^E[0-9]{4} [^\n]* fd\\.c:9\\] elsewhere\n$"));
 }
@@ -199,20 +207,15 @@ static void *writer(void *arg) {
 
 static void concurrent_lines_stay_whole(void) {
   /* A file, not a pipe: nothing drains the output while the threads run. */
-  const char *dir = getenv("TEST_TMPDIR");
   char path[4096];
-  snprintf(path, sizeof path, "%s/log_test_XXXXXX", dir ? dir : "/tmp");
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  unlink(path);
-  FILE *f = fdopen(fd, "w+");
-  REQUIRE(f != NULL);
-  api_log_set_fd(fileno(f));
+  temp_path(path, sizeof path, "api_log_threads.log");
+  REQUIRE(srv_log_set_file(path) == NULL);
   pthread_t threads[WRITERS];
   for (long i = 0; i < WRITERS; i++) pthread_create(&threads[i], NULL, writer, (void *)i);
   for (int i = 0; i < WRITERS; i++) pthread_join(threads[i], NULL);
-  api_log_set_fd(STDERR_FILENO);
-  rewind(f);
+  REQUIRE(srv_log_set_file("") == NULL);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f != NULL);
   char line[512];
   int seen[WRITERS] = {0}, bad = 0;
   while (fgets(line, sizeof line, f) != NULL) {
@@ -236,5 +239,5 @@ static void concurrent_lines_stay_whole(void) {
 UNIT_MAIN("api_log", UNIT_CASE(default_line_format), UNIT_CASE(severity_letters),
           UNIT_CASE(verbose_needs_a_level), UNIT_CASE(levels_can_be_switched_off),
           UNIT_CASE(unknown_level_is_an_error), UNIT_CASE(long_and_odd_messages),
-          UNIT_CASE(iso8601_format), UNIT_CASE(emit_to_another_fd),
+          UNIT_CASE(iso8601_format), UNIT_CASE(emit_to_a_file),
           UNIT_CASE(concurrent_lines_stay_whole))
