@@ -14,6 +14,13 @@
 
 #define NEREID_NAME "nereid"
 #define NEREID_VERSION "0.1.0"
+/* What ServerMetadata answers, so that unchanged Triton clients that check
+ * the server's name and version accept Nereid: Triton's name and the
+ * release whose API versions our headers carry (TRITONSERVER 1.34,
+ * TRITONBACKEND 1.19). A client tells Nereid apart by the extension
+ * SRV_NEREID_EXTENSION, the start-up log and `nereid --version`. */
+#define TRITON_COMPAT_NAME "triton"
+#define TRITON_COMPAT_VERSION "2.50.0"
 
 typedef struct srv_registry srv_registry_t;
 typedef struct srv_shm srv_shm_t;
