@@ -117,11 +117,12 @@ static void server_metadata(void) {
   srv_http_answer_t a;
   srv_http_server_metadata(&a);
   expect(&a, 200,
-         "{\"name\":\"nereid\",\"version\":\"" NEREID_VERSION
+         "{\"name\":\"triton\",\"version\":\"" TRITON_COMPAT_VERSION
          "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
          "\"model_configuration\",\"sequence\",\"statistics\","
-         "\"system_shared_memory\",\"cuda_shared_memory\"]}");
+         "\"system_shared_memory\",\"cuda_shared_memory\",\"logging\","
+         "\"" NEREID_EXTENSION "\"]}");
 }
 
 static void model_metadata(void) {

@@ -469,7 +469,8 @@ class HttpViewsTest(harness.ServerTestCase):
     def test_server_and_model_metadata(self):
         r = requests.get(self.url("/v2"), timeout=10)
         self.assertEqual(r.status_code, 200)
-        self.assertEqual(r.json()["name"], "nereid")
+        self.assertEqual(r.json()["name"], "triton")
+        self.assertTrue(r.json()["extensions"][-1].startswith("nereid("))
         self.assertIn("statistics", r.json()["extensions"])
         m = requests.get(self.url("/v2/models/simple"), timeout=10).json()
         self.assertEqual(m["name"], "simple")
