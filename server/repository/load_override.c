@@ -87,6 +87,25 @@ __attribute__((format(printf, 2, 3))) static srv_status_t *parse_error(const par
                         detail);
 }
 
+/* What Triton answers when the files of an override cannot make a model
+ * folder (a path that leaves it, a file given twice, files without a
+ * config): its repository poll fails, the client reads only that, INTERNAL
+ * "failed to load '<model>', failed to poll from model repository", and
+ * the reason goes to the log. */
+__attribute__((format(printf, 2, 3))) static srv_status_t *poll_error(const parse_t *p,
+                                                                      const char *fmt,
+                                                                      ...) {
+  char detail[SRV_STATUS_MESSAGE_MAX + 1];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  SRV_ERROR("failed to poll model '%s': %s", p->model, detail);
+  return srv_status_new(GRPC_STATUS_INTERNAL,
+                        "failed to load '%s', failed to poll from model repository",
+                        p->model);
+}
+
 /* A normalized path within SRV_LOAD_OVERRIDE_DEPTH_MAX components of at
  * most SRV_LOAD_OVERRIDE_NAME_MAX bytes; `qk` is the parameter, quoted. */
 static srv_status_t *path_limits(const parse_t *p, const char *qk, const char *path) {
@@ -159,10 +178,10 @@ static srv_status_t *param_read(parse_t *p, upb_StringView key,
   upb_StringView raw = {key.data + strlen(FILE_PREFIX), key.size - strlen(FILE_PREFIX)};
   const char *path = path_normalize(raw, p->arena);
   if (path == NULL)
-    return parse_error(p,
-                       "invalid load parameter '%s': the file path must be relative "
-                       "to the model folder, not empty, and without '..'",
-                       qk);
+    return poll_error(p,
+                      "invalid load parameter '%s': the file path must be relative "
+                      "to the model folder, not empty, and without '..'",
+                      qk);
   srv_status_t *st = path_limits(p, qk, path);
   if (st != NULL) return st;
   return file_add(p, path, inference_ModelRepositoryParameter_bytes_param(v));
@@ -174,13 +193,13 @@ static srv_status_t *files_check(parse_t *p) {
   for (size_t i = 1; i < p->file_count; i++)
     if (strcmp(p->files[i - 1].path, p->files[i].path) == 0) {
       char q[SRV_QUOTE_SIZE];
-      return parse_error(p, "the file '%s' is given by more than one load parameter",
-                         srv_quote_str(q, p->files[i].path));
+      return poll_error(p, "the file '%s' is given by more than one load parameter",
+                        srv_quote_str(q, p->files[i].path));
     }
   if (p->file_count > 0 && p->config == NULL)
-    return parse_error(p,
-                       "load parameter 'config' must be specified for model file "
-                       "override");
+    return poll_error(p,
+                      "load parameter 'config' must be specified for model file "
+                      "override");
   return NULL;
 }
 

@@ -147,8 +147,8 @@ static void model_metadata(void) {
   srv_http_answer_free(&a);
   srv_http_model_metadata(&f.srv, sv("simple"), sv("x1"), &a);
   expect(&a, 400,
-         "{\"error\":\"model 'simple': version 'x1' is not a non-negative "
-         "integer\"}");
+         "{\"error\":\"failed to get model version from specified version string 'x1' "
+         "(details: stol), version should be an integral value > 0\"}");
   srv_http_model_metadata(&f.srv, sv("simple"), sv("2"), &a);
   CHECK_EQ_U64(a.code, 503);
   srv_http_answer_free(&a);
@@ -229,8 +229,8 @@ static void statistics(void) {
          "{\"error\":\"requested model version is not available for model 'simple'\"}");
   srv_http_model_statistics(&f.srv, sv("simple"), sv("-1"), &a);
   expect(&a, 400,
-         "{\"error\":\"model 'simple': version '-1' is not a non-negative "
-         "integer\"}");
+         "{\"error\":\"invalid model version specified '-1' , version should be an "
+         "integral value > 0\"}");
   fixture_free(&f);
 }
 

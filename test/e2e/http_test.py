@@ -47,7 +47,9 @@ class HttpServerTest(harness.ServerTestCase):
         r = self.get("/v2/models/simple/versions/x/ready")
         self.assertEqual(r.status_code, 400)
         self.assertEqual(r.headers["Content-Type"], "application/json")
-        self.assertIn("is not a non-negative integer", r.json()["error"])
+        self.assertEqual(r.json()["error"],
+                         "failed to get model version from specified version string 'x' "
+                         "(details: stol), version should be an integral value > 0")
 
     def test_unknown_paths(self):
         for path in ("/", "/v1/health/live", "/v2/nothing", "/v2/health/dead",
