@@ -219,7 +219,8 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
   return NULL;
 }
 
-/* Triton's input count check, on the names as sent. */
+/* Triton's first checks of the inputs' names as sent: each once (its
+ * frontend adds them one by one), then their count. */
 static srv_status_t *inputs_count_check(const srv_model_t *m,
                                         const input_msg_t *const *in, size_t n,
                                         upb_Arena *arena) {
@@ -227,6 +228,13 @@ static srv_status_t *inputs_count_check(const srv_model_t *m,
   for (size_t i = 0; i < n; i++) {
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     names[i] = (srv_input_name_t){name.data, name.size};
+    for (size_t j = 0; j < i; j++) {
+      if (names[j].len == name.size && memcmp(names[j].s, name.data, name.size) == 0) {
+        char q[SRV_QUOTE_SIZE];
+        return BAD("input '%s' already exists in request",
+                   srv_quote(q, name.data, name.size));
+      }
+    }
   }
   return srv_check_input_count(m, names, n);
 }
