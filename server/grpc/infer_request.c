@@ -61,9 +61,12 @@ static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key
 /* Whether the tensor names a region, with Triton's checks of the three
  * parameters; then takes the reference into `binds`, for `output` (the
  * model's name for it) or for an input when NULL. */
-static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
-                              const char *output, upb_Arena *arena, bool *bound) {
-  *bound = false;
+/* Triton's checks of the three parameters (its ParseSharedMemoryParams);
+ * *offset and *size get their values when a region is named. */
+static srv_status_t *shm_params_check(const shm_params_t *p, const char *tensor,
+                                      uint64_t *offset, uint64_t *size) {
+  *offset = 0;
+  *size = 0;
   if (p->region == NULL) {
     if (p->byte_size != NULL || p->offset != NULL)
       return BAD("'%s' can not be specified without '" SHM_REGION
@@ -80,10 +83,17 @@ static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const c
     return BAD("'" SHM_BYTE_SIZE "' must be specified along with '" SHM_REGION
                "' parameter for tensor '%s'",
                tensor);
-  uint64_t offset = 0, size = 0;
-  srv_status_t *st = p->offset != NULL ? shm_uint(p->offset, SHM_OFFSET, tensor, &offset) : NULL;
-  if (st == NULL) st = shm_uint(p->byte_size, SHM_BYTE_SIZE, tensor, &size);
-  if (st != NULL) return st;
+  srv_status_t *st = p->offset != NULL ? shm_uint(p->offset, SHM_OFFSET, tensor, offset) : NULL;
+  if (st == NULL) st = shm_uint(p->byte_size, SHM_BYTE_SIZE, tensor, size);
+  return st;
+}
+
+static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
+                              const char *output, upb_Arena *arena, bool *bound) {
+  *bound = false;
+  uint64_t offset, size;
+  srv_status_t *st = shm_params_check(p, tensor, &offset, &size);
+  if (st != NULL || p->region == NULL) return st;
   if (binds->count == binds->cap) {
     uint32_t cap = binds->cap ? 2 * binds->cap : 4;
     srv_shm_ref_t *refs = srv_arena_alloc(arena, cap * sizeof *refs);
@@ -197,6 +207,10 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
     char q[SRV_QUOTE_SIZE];
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     bool contents = inference_ModelInferRequest_InferInputTensor_has_contents(in[i]);
+    shm_params_t sp = input_shm_params(in[i]);
+    uint64_t offset, size;
+    srv_status_t *st = shm_params_check(&sp, srv_quote(q, name.data, name.size), &offset, &size);
+    if (st != NULL) return st;
     if (input_in_shm(in[i])) {
       if (contents)
         return BAD(
@@ -231,8 +245,8 @@ static srv_status_t *inputs_count_check(const srv_model_t *m,
     for (size_t j = 0; j < i; j++) {
       if (names[j].len == name.size && memcmp(names[j].s, name.data, name.size) == 0) {
         char q[SRV_QUOTE_SIZE];
-        return BAD("input '%s' already exists in request",
-                   srv_quote(q, name.data, name.size));
+        return BAD("input '%s' already exists in request for model '%s'",
+                   srv_quote(q, name.data, name.size), srv_model_name(m));
       }
     }
   }
@@ -260,7 +274,8 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' already exists in request", r->inputs[i].name);
+        return BAD("input '%s' already exists in request for model '%s'",
+                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
   return srv_check_required_inputs(m, r);

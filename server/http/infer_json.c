@@ -210,7 +210,8 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' already exists in request", r->inputs[i].name);
+        return BAD("input '%s' already exists in request for model '%s'",
+                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
   if (src->bin.left != 0)

@@ -150,7 +150,8 @@ class TritonErrors(harness.ServerTestCase):
                          E.INVALID_ARGUMENT,
                          "unexpected inference output 'OUTPUT7' for model 'simple'")
         self.infer_fails(infer_request("simple", INPUTS + [INPUTS[0]]),
-                         E.INVALID_ARGUMENT, "input 'INPUT0' already exists in request")
+                         E.INVALID_ARGUMENT,
+                         "input 'INPUT0' already exists in request for model 'simple'")
         big = np.zeros((9, 16), dtype=np.int32)
         self.infer_fails(infer_request("simple", [("INPUT0", "INT32", big),
                                                   ("INPUT1", "INT32", big)]),
