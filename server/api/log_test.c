@@ -5,7 +5,6 @@
 #include "server/api/log.h"
 
 #include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +47,6 @@ static size_t capture_end(capture_t *c, char *buf, size_t cap) {
   return len;
 }
 
-static int matches(const char *text, const char *pattern) {
-  regex_t re;
-  if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0) return 0;
-  int ok = regexec(&re, text, 0, NULL, 0) == 0;
-  regfree(&re);
-  return ok;
-}
-
 static void default_line_format(void) {
   capture_t c;
   char out[4096];
@@ -65,7 +56,7 @@ static void default_line_format(void) {
       TRITONSERVER_LOG_INFO, "/src/backends/model.cc", 42, "hello");
   capture_end(&c, out, sizeof out);
   CHECK(err == NULL);
-  CHECK(matches(out,
+  CHECK(unit_matches(out,
                 "^I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} [0-9]+ "
                 "model\\.cc:42\\] hello\n$"));
   /* Month and day are UTC, and the id is the calling thread's. */
@@ -85,7 +76,7 @@ static void severity_letters(void) {
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_WARN, "w.c", 1, "careful");
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "e.c", 2, "broken");
   capture_end(&c, out, sizeof out);
-  CHECK(matches(out,
+  CHECK(unit_matches(out,
                 "^W[0-9]{4} [^\n]* w\\.c:1\\] careful\n"
                 "E[0-9]{4} [^\n]* e\\.c:2\\] broken\n$"));
 }
@@ -103,7 +94,7 @@ static void verbose_needs_a_level(void) {
   CHECK_EQ_U64(srv_log_verbose_level(), 1);
   srv_log_set_verbose(0);
   /* Triton's severity letters stop at I: verbose lines read as INFO. */
-  CHECK(matches(out, "^I[0-9]{4} [^\n]* v\\.c:4\\] shown\n$"));
+  CHECK(unit_matches(out, "^I[0-9]{4} [^\n]* v\\.c:4\\] shown\n$"));
 }
 
 static void levels_can_be_switched_off(void) {
@@ -162,7 +153,7 @@ static void iso8601_format(void) {
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_WARN, "iso.c", 8, "stamp");
   capture_end(&c, out, sizeof out);
   srv_log_set_format(SRV_LOG_FORMAT_DEFAULT);
-  CHECK(matches(out,
+  CHECK(unit_matches(out,
                 "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W [0-9]+ "
                 "iso\\.c:8\\] stamp\n$"));
 }
@@ -187,7 +178,7 @@ static void emit_to_a_file(void) {
   size_t n = fread(out, 1, sizeof out - 1, f);
   fclose(f);
   out[n] = '\0';
-  CHECK(matches(out, "^E[0-9]{4} [^\n]* fd\\.c:9\\] elsewhere\n$"));
+  CHECK(unit_matches(out, "^E[0-9]{4} [^\n]* fd\\.c:9\\] elsewhere\n$"));
 }
 
 /* ---- Concurrent writers: every line arrives whole ------------------------- */
@@ -221,7 +212,7 @@ static void concurrent_lines_stay_whole(void) {
   while (fgets(line, sizeof line, f) != NULL) {
     long id;
     int n;
-    if (!matches(line,
+    if (!unit_matches(line,
                  "^I[0-9]{4} [0-9:.]+ [0-9]+ mt\\.c:[0-9]\\] writer=[0-9] line=[0-9]+ "
                  "payload=abcdefghijklmnopqrstuvwxyz0123456789\n$") ||
         sscanf(strstr(line, "writer="), "writer=%ld line=%d", &id, &n) != 2 || id < 0 ||

@@ -4,7 +4,6 @@
 #include "server/common/log.h"
 
 #include <pthread.h>
-#include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,14 +32,6 @@ static char *slurp(const char *path, size_t *len) {
   buf[n] = '\0';
   *len = n;
   return buf;
-}
-
-static int matches(const char *text, const char *pattern) {
-  regex_t re;
-  if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0) return 0;
-  int ok = regexec(&re, text, 0, NULL, 0) == 0;
-  regfree(&re);
-  return ok;
 }
 
 static void switches_and_layouts(void) {
@@ -73,10 +64,10 @@ static void switches_and_layouts(void) {
   REQUIRE(out != NULL);
   CHECK(strstr(out, "off") == NULL);
   CHECK(strstr(out, "too verbose") == NULL);
-  CHECK(matches(out, "^I[0-9]{4} [0-9:.]{15} [0-9]+ log_test\\.c:[0-9]+\\] verbose on$"));
-  CHECK(matches(out, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W [0-9]+ "
+  CHECK(unit_matches(out, "^I[0-9]{4} [0-9:.]{15} [0-9]+ log_test\\.c:[0-9]+\\] verbose on$"));
+  CHECK(unit_matches(out, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W [0-9]+ "
                      "log_test\\.c:[0-9]+\\] iso line$"));
-  CHECK(matches(out, "^E[0-9]{4} [^\n]* log_test\\.c:[0-9]+\\] default line$"));
+  CHECK(unit_matches(out, "^E[0-9]{4} [^\n]* log_test\\.c:[0-9]+\\] default line$"));
   free(out);
 }
 
@@ -146,7 +137,7 @@ static int count_lines(char *text, int seen[WRITERS]) {
     const char *w = strstr(line, "] writer=");
     long id;
     int n;
-    if (w == NULL || !matches(line, "^E[0-9]{4} [0-9:.]+ [0-9]+ log_test\\.c:[0-9]+\\] "
+    if (w == NULL || !unit_matches(line, "^E[0-9]{4} [0-9:.]+ [0-9]+ log_test\\.c:[0-9]+\\] "
                                     "writer=[0-9] line=[0-9]+ payload="
                                     "abcdefghijklmnopqrstuvwxyz0123456789$") ||
         sscanf(w, "] writer=%ld line=%d", &id, &n) != 2 || id < 0 || id >= WRITERS) {

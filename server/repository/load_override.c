@@ -74,36 +74,43 @@ typedef struct {
   size_t config_len;
 } parse_t;
 
-/* INVALID_ARGUMENT "failed to load '<model>': <detail>". */
-__attribute__((format(printf, 2, 3))) static srv_status_t *parse_error(const parse_t *p,
-                                                                       const char *fmt,
-                                                                       ...) {
-  char detail[SRV_STATUS_MESSAGE_MAX + 1];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
-  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s': %s", p->model,
-                        detail);
-}
-
-/* What Triton answers when the files of an override cannot make a model
+/* INVALID_ARGUMENT "failed to load '<model>': <detail>"; or, when `poll`,
+ * what Triton answers when the files of an override cannot make a model
  * folder (a path that leaves it, a file given twice, files without a
- * config): its repository poll fails, the client reads only that, INTERNAL
+ * config): its repository poll fails, the client reads only INTERNAL
  * "failed to load '<model>', failed to poll from model repository", and
- * the reason goes to the log. */
-__attribute__((format(printf, 2, 3))) static srv_status_t *poll_error(const parse_t *p,
-                                                                      const char *fmt,
-                                                                      ...) {
+ * the detail goes to the log. */
+static srv_status_t *override_error(const parse_t *p, bool poll, const char *fmt,
+                                    va_list ap) {
   char detail[SRV_STATUS_MESSAGE_MAX + 1];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
+  if (!poll)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s': %s",
+                          p->model, detail);
   SRV_ERROR("failed to poll model '%s': %s", p->model, detail);
   return srv_status_new(GRPC_STATUS_INTERNAL,
                         "failed to load '%s', failed to poll from model repository",
                         p->model);
+}
+
+__attribute__((format(printf, 2, 3))) static srv_status_t *parse_error(const parse_t *p,
+                                                                       const char *fmt,
+                                                                       ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  srv_status_t *st = override_error(p, false, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+__attribute__((format(printf, 2, 3))) static srv_status_t *poll_error(const parse_t *p,
+                                                                      const char *fmt,
+                                                                      ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  srv_status_t *st = override_error(p, true, fmt, ap);
+  va_end(ap);
+  return st;
 }
 
 /* A normalized path within SRV_LOAD_OVERRIDE_DEPTH_MAX components of at
