@@ -100,6 +100,11 @@ class TritonErrors(harness.ServerTestCase):
                          "Request for unknown model: 'simple' version 7 is not found")
         self.http_fails("GET", "/v2/models/nosuch", None, 503,
                         "Request for unknown model: 'nosuch' is not found")
+        # simple_http_aio_infer_client.py: startswith("Request for unknown model").
+        body = {"inputs": [http_input(n, [1, 16], list(range(16)))
+                           for n in ("INPUT0", "INPUT1")]}
+        self.http_fails("POST", "/v2/models/nosuch/infer", body, 503,
+                        "Request for unknown model: 'nosuch' is not found")
 
     def test_load_of_unknown_model(self):
         text = "failed to load 'nosuch', failed to poll from model repository"
