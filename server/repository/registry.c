@@ -233,7 +233,14 @@ static srv_status_t *missing(const srv_registry_entry_t *e, const char *name, si
   if (e == NULL)
     return srv_status_new(GRPC_STATUS_UNAVAILABLE,
                           "Request for unknown model: '%s' is not found", q);
-  if (e->version_count == 0) {
+  /* Triton's lifecycle keeps a version that failed to load, not ready. */
+  for (size_t i = 0; version >= 0 && i < e->failure_count; i++)
+    if (e->failures[i].version == version)
+      return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                            "Request for unknown model: '%s' version %lld is not at ready "
+                            "state",
+                            q, (long long)version);
+  if (e->version_count == 0 && version < 0) {
     const char *why = e->reason;
     if (why == NULL && e->failure_count > 0) why = e->failures[0].reason;
     if (why == NULL && e->state == SRV_MODEL_STATE_LOADING) why = "the model is loading";
