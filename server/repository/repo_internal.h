@@ -149,6 +149,11 @@ struct srv_repository {
   repo_record_t *later_head; /* unloads to finish at the end of the turn */
   bool closing;
   bool scanning;
+  /* SRV_REPO_POLL askers: waiting for a scan to start; served by the scan
+   * under way; answered once the operations its result started
+   * (poll_pending, any scan's) are answered. Lists linked through next. */
+  srv_repo_op_t *poll_waiting, *poll_serving, *poll_answering;
+  size_t poll_pending;
   bool reclaim_armed, poll_armed;
   uint64_t reclaim_delay_ns;
   sem_t *close_done; /* posted once closing and idle */
@@ -212,6 +217,10 @@ void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reloa
 
 /* repo_control.c: start-up, polling, shutdown. */
 void repo_poll_start(srv_repository_t *r);
+/** An SRV_REPO_POLL operation arrived (not closing). */
+void repo_poll_asked(srv_repository_t *r, srv_repo_op_t *op);
+/** Closing: answers the askers whose scan has not started. */
+void repo_poll_refuse_waiting(srv_repository_t *r, srv_status_t *(*why)(const srv_repo_op_t *));
 void repo_poll_result(srv_repository_t *r, repo_job_t *job);
 
 /* repo_jobs.c: the loaders' side. */

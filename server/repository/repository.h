@@ -21,6 +21,10 @@ typedef struct srv_repository srv_repository_t;
 typedef enum {
   SRV_REPO_LOAD = 1,
   SRV_REPO_UNLOAD,
+  /* Scan the repositories now and apply what changed, as poll mode's
+   * timer does; answered once the loads and unloads it started are
+   * answered (TRITONSERVER_ServerPollModelRepository). `name` unused. */
+  SRV_REPO_POLL,
 } srv_repo_op_kind_t;
 
 /** A load or unload asked of the repository. The asker fills it and keeps
@@ -61,7 +65,8 @@ void srv_repository_submit(srv_repository_t *r, srv_repo_op_t *op);
 
 /** Loads what the control mode loads at start-up (none, poll: every model
  *  in the repositories; explicit: the --load-model ones), in parallel, and
- *  waits. Then, in poll mode, starts polling. Returns false when a model
+ *  waits. Then, in poll mode, starts polling every repository_poll_secs
+ *  (0: only when asked, with SRV_REPO_POLL). Returns false when a model
  *  failed to load. Main thread. */
 bool srv_repository_start(srv_repository_t *r);
 
