@@ -1,14 +1,15 @@
 /* TRITONSERVER_ServerRegisterModelRepository and
  * UnregisterModelRepository: adding and removing repository roots at run
- * time, with name mappings (a model folder served under another name).
- * Triton allows them in explicit mode only. Nereid's roots are fixed when
- * the server starts (the repository's loaders and views read them without
- * a lock), so in explicit mode the call is refused, after the checks of
- * its arguments that Triton makes, naming the way Nereid offers instead
- * (embed.md). Any thread. */
+ * time, with name mappings (a model folder served under another name), in
+ * explicit mode only, as Triton. The roots live in the repository
+ * (repository/repo_roots.c); loads after the call see them, loaded models
+ * stay as they are. Any thread: the roots have their own lock. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "server/api/error_status.h"
 #include "server/api/parameter.h"
+#include "server/common/log.h"
 #include "server/embed/embed.h"
 
 /* Triton's checks of a mapping list: strings, each model name once. */
@@ -37,23 +38,13 @@ static TRITONSERVER_Error *mappings_check(const char *fn, const char *path,
   return NULL;
 }
 
-static TRITONSERVER_Error *refuse(TRITONSERVER_Server *server, const char *fn,
-                                  const char *what) {
-  srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
-  if (err != NULL) return err;
-  srv_server_t *srv = (srv_server_t *)server;
-  bool explicit_mode = strcmp(srv->options->model_control_mode, "explicit") == 0;
-  srv_embed_leave(e);
-  if (!explicit_mode)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "repository %s is not allowed if model control mode is not "
-                         "EXPLICIT",
-                         what);
+/* Explicit mode only, as Triton: elsewhere the repository decides. */
+static TRITONSERVER_Error *mode_check(srv_server_t *srv, const char *what) {
+  if (strcmp(srv->options->model_control_mode, "explicit") == 0) return NULL;
   return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                       "%s: Nereid's model repositories are fixed when the server starts; "
-                       "give every root with TRITONSERVER_ServerOptionsSetModelRepositoryPath",
-                       fn);
+                       "repository %s is not allowed if model control mode is not "
+                       "EXPLICIT",
+                       what);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerRegisterModelRepository(
@@ -64,7 +55,29 @@ TRITONSERVER_Error *TRITONSERVER_ServerRegisterModelRepository(
   if (repository_path == NULL) return SRV_EMBED_NULL(fn, "repository_path");
   TRITONSERVER_Error *err =
       mappings_check(fn, repository_path, name_mapping, mapping_count);
-  return err != NULL ? err : refuse(server, fn, "registration");
+  if (err != NULL) return err;
+  srv_embed_t *e;
+  err = srv_embed_enter(server, fn, &e);
+  if (err != NULL) return err;
+  srv_server_t *srv = (srv_server_t *)server;
+  err = mode_check(srv, "registration");
+  if (err == NULL) {
+    /* Mapping parameters: folder name -> model name. */
+    const char **dirs = calloc(mapping_count + 1, sizeof *dirs);
+    const char **models = calloc(mapping_count + 1, sizeof *models);
+    if (dirs == NULL || models == NULL) SRV_FATAL("out of memory");
+    for (uint32_t i = 0; i < mapping_count; i++) {
+      dirs[i] = api_parameter_name(name_mapping[i]);
+      models[i] = api_parameter_value(name_mapping[i]);
+    }
+    srv_status_t *st =
+        srv_repository_register(srv->repository, repository_path, dirs, models, mapping_count);
+    if (st != NULL) err = api_error_from_status(st);
+    free(dirs);
+    free(models);
+  }
+  srv_embed_leave(e);
+  return err;
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerUnregisterModelRepository(
@@ -72,5 +85,15 @@ TRITONSERVER_Error *TRITONSERVER_ServerUnregisterModelRepository(
   const char *fn = "TRITONSERVER_ServerUnregisterModelRepository";
   if (server == NULL) return SRV_EMBED_NULL(fn, "server");
   if (repository_path == NULL) return SRV_EMBED_NULL(fn, "repository_path");
-  return refuse(server, fn, "unregistration");
+  srv_embed_t *e;
+  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
+  if (err != NULL) return err;
+  srv_server_t *srv = (srv_server_t *)server;
+  err = mode_check(srv, "unregistration");
+  if (err == NULL) {
+    srv_status_t *st = srv_repository_unregister(srv->repository, repository_path);
+    if (st != NULL) err = api_error_from_status(st);
+  }
+  srv_embed_leave(e);
+  return err;
 }

@@ -362,8 +362,6 @@ static void model_control_check(TRITONSERVER_Server *s) {
   OK(TRITONSERVER_ServerUnloadModelAndDependents(s, "simple"));
   CHECK(!model_ready(s, "simple"));
   FAILS(TRITONSERVER_ServerPollModelRepository(s), UNAVAILABLE, "polling is disabled");
-  FAILS(TRITONSERVER_ServerRegisterModelRepository(s, repo, NULL, 0), UNSUPPORTED,
-        "fixed when the server starts");
   FAILS(TRITONSERVER_ServerRegisterModelRepository(s, repo, NULL, 1), INVALID_ARG,
         "model mappings are not provided while mapping count is non-zero");
   TRITONSERVER_Parameter *map[2] = {
@@ -374,8 +372,6 @@ static void model_control_check(TRITONSERVER_Server *s) {
         INVALID_ARG, "there is a conflicting mapping for 'm'");
   TRITONSERVER_ParameterDelete(map[0]);
   TRITONSERVER_ParameterDelete(map[1]);
-  FAILS(TRITONSERVER_ServerUnregisterModelRepository(s, repo), UNSUPPORTED,
-        "fixed when the server starts");
   FAILS(TRITONSERVER_ServerUnregisterModelRepository(s, NULL), INVALID_ARG,
         "repository_path");
 }
@@ -447,6 +443,60 @@ static void test_modes(void) {
   OK(TRITONSERVER_ServerDelete(s));
 }
 
+/* simple's config without its name: a folder of any name serves it. */
+static char *simple_unnamed(void) {
+  char *text = strdup(file_read("examples/models/simple/config.pbtxt"));
+  char *name = strstr(text, "name: \"simple\"");
+  if (name != NULL) memset(name, ' ', strlen("name: \"simple\""));
+  return text;
+}
+
+/* Explicit mode: a root registered at run time, with a folder served under
+ * another name; then unregistered. */
+static void test_register(void) {
+  const char *tmp = getenv("TEST_TMPDIR");
+  char extra[PATH_MAX], missing[PATH_MAX + 16];
+  snprintf(extra, sizeof extra, "%s/embed_extra_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(extra) != NULL);
+  snprintf(missing, sizeof missing, "%s/missing", extra);
+  char *config = simple_unnamed();
+  REQUIRE(model_add(extra, "other", config) && model_add(extra, "folder_x", config));
+  free(config);
+  TRITONSERVER_Server *s =
+      server_new(options_for(repo, TRITONSERVER_MODEL_CONTROL_EXPLICIT));
+  REQUIRE(s != NULL);
+  FAILS(TRITONSERVER_ServerLoadModel(s, "other"), NOT_FOUND, "'other'");
+  TRITONSERVER_Parameter *map =
+      TRITONSERVER_ParameterNew("folder_x", TRITONSERVER_PARAMETER_STRING, "mapped");
+  const TRITONSERVER_Parameter *maps[] = {map};
+  OK(TRITONSERVER_ServerRegisterModelRepository(s, extra, maps, 1));
+  FAILS(TRITONSERVER_ServerRegisterModelRepository(s, extra, NULL, 0), ALREADY_EXISTS,
+        "has already been registered");
+  FAILS(TRITONSERVER_ServerRegisterModelRepository(s, missing, NULL, 0), INVALID_ARG,
+        "repository not found");
+  FAILS(TRITONSERVER_ServerRegisterModelRepository(s, broken_repo, maps, 1), ALREADY_EXISTS,
+        "conflicting mapping for 'mapped'");
+  OK(TRITONSERVER_ServerLoadModel(s, "other"));
+  OK(TRITONSERVER_ServerLoadModel(s, "mapped"));
+  CHECK(model_ready(s, "other") && model_ready(s, "mapped"));
+  FAILS(TRITONSERVER_ServerLoadModel(s, "folder_x"), NOT_FOUND, "'folder_x'");
+  TRITONSERVER_Message *m;
+  CONTAINS(message_text(TRITONSERVER_ServerModelConfig(s, "mapped", -1, 1, &m), &m),
+           "\"name\":\"mapped\"");
+  const char *index = message_text(TRITONSERVER_ServerModelIndex(s, 0, &m), &m);
+  CONTAINS(index, "{\"name\":\"mapped\",\"version\":\"1\",\"state\":\"READY\"}");
+  CONTAINS(index, "{\"name\":\"other\",\"version\":\"1\",\"state\":\"READY\"}");
+  CHECK(strstr(index, "folder_x") == NULL);
+  OK(TRITONSERVER_ServerUnregisterModelRepository(s, extra));
+  FAILS(TRITONSERVER_ServerUnregisterModelRepository(s, extra), INVALID_ARG,
+        "repository not found");
+  CHECK(model_ready(s, "other")); /* loaded models stay, as in Triton */
+  OK(TRITONSERVER_ServerUnloadModel(s, "other"));
+  FAILS(TRITONSERVER_ServerLoadModel(s, "other"), NOT_FOUND, "'other'");
+  TRITONSERVER_ParameterDelete(map);
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
 /* Poll mode polls when asked (no timer): a new folder loads, a removed one
  * unloads. */
 static void test_poll(void) {
@@ -454,10 +504,7 @@ static void test_poll(void) {
       server_new(options_for(repo, TRITONSERVER_MODEL_CONTROL_POLL));
   REQUIRE(s != NULL);
   CHECK(model_ready(s, "simple"));
-  char *simple = strdup(file_read("examples/models/simple/config.pbtxt"));
-  char *name = strstr(simple, "name: \"simple\"");
-  REQUIRE(name != NULL);
-  memset(name, ' ', strlen("name: \"simple\"")); /* named by its folder */
+  char *simple = simple_unnamed();
   REQUIRE(model_add(repo, "simple_copy", simple));
   free(simple);
   CHECK(!model_ready(s, "simple_copy"));
@@ -511,7 +558,7 @@ int main(void) {
   }
   static const unit_case_t cases[] = {
       UNIT_CASE(test_new_errors), UNIT_CASE(test_explicit),      UNIT_CASE(test_modes),
-      UNIT_CASE(test_poll),       UNIT_CASE(test_process_server),
+      UNIT_CASE(test_register),   UNIT_CASE(test_poll),         UNIT_CASE(test_process_server),
   };
   return unit_run("embed_test", cases, sizeof cases / sizeof cases[0]);
 }

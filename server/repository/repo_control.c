@@ -16,6 +16,7 @@ srv_repository_t *srv_repository_new(srv_server_t *srv) {
   if (r == NULL) SRV_FATAL("out of memory");
   r->srv = srv;
   r->registry = srv_registry_new();
+  repo_roots_init(&r->roots, srv->options);
   atomic_init(&r->notifiers, 0);
   atomic_init(&r->closed, false);
   act_timer_init(&r->reclaim_timer);
@@ -295,6 +296,7 @@ void srv_repository_free(srv_repository_t *r) {
   for (size_t i = 0; i < r->record_count; i++) repo_record_free(r->records[i]);
   free(r->records);
   free(r->loaders);
+  repo_roots_fini(&r->roots);
   sem_destroy(&r->close_sem);
   free(r);
   srv_backends_finalize();

@@ -14,6 +14,7 @@
 #include "server/repository/load_override.h"
 #include "server/repository/model_name.h"
 #include "server/repository/registry.h"
+#include "server/repository/repo_scan.h"
 
 struct srv_server;
 typedef struct srv_repository srv_repository_t;
@@ -62,6 +63,27 @@ srv_registry_t *srv_repository_registry(srv_repository_t *r);
  *  neither leaving a trace; a load that fails for a name with no folder
  *  (or with an override, never loaded) leaves none either. */
 void srv_repository_submit(srv_repository_t *r, srv_repo_op_t *op);
+
+/** Adds the repository root `path` (a folder), with `n` name mappings:
+ *  <path>/<dirs[i]> is served as model models[i] (and not under its folder
+ *  name). INVALID_ARGUMENT when path is not a folder or a name breaks
+ *  srv_model_name_check; ALREADY_EXISTS when path is a root already or a
+ *  model name is mapped already (Triton's texts). Models loaded already
+ *  stay as they are; later loads see the root. The caller checks the
+ *  control mode (explicit only, as Triton). Any thread. */
+srv_status_t *srv_repository_register(srv_repository_t *r, const char *path,
+                                      const char *const *dirs, const char *const *models,
+                                      size_t n);
+
+/** Removes the root `path` (one of --model-repository's too) and its
+ *  mappings; INVALID_ARGUMENT when it is not a root. Loaded models stay.
+ *  Any thread. */
+srv_status_t *srv_repository_unregister(srv_repository_t *r, const char *path);
+
+/** The model folders of the roots now, as srv_repo_scan lists them, with
+ *  mapped folders under their model names. Blocks (reads the folders). Any
+ *  thread. */
+void srv_repository_listing(srv_repository_t *r, srv_repo_listing_t *out);
 
 /** Loads what the control mode loads at start-up (none, poll: every model
  *  in the repositories; explicit: the --load-model ones), in parallel, and
