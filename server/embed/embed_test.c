@@ -6,7 +6,6 @@
  * process's, as backends get it). Servers run one after another; the
  * main thread drives them, callbacks arrive on the runtime's threads. */
 #include <limits.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,102 +110,24 @@ static bool model_ready(TRITONSERVER_Server *s, const char *name) {
   return ready;
 }
 
-/* ---- One inference of `simple`, host buffers ---------------------------------- */
-
-typedef struct {
-  sem_t done;
-  int32_t out0[16], out1[16];
-  int outputs;
-  bool guard_refused; /* a blocking call from the callback was refused */
-  TRITONSERVER_Server *server;
-} infer_t;
-
-static TRITONSERVER_Error *alloc_fn(TRITONSERVER_ResponseAllocator *a, const char *name,
-                                    size_t size, TRITONSERVER_MemoryType mt, int64_t id,
-                                    void *userp, void **buffer, void **buffer_userp,
-                                    TRITONSERVER_MemoryType *actual, int64_t *actual_id) {
-  *buffer = size > 0 ? malloc(size) : NULL;
-  *buffer_userp = NULL;
-  *actual = TRITONSERVER_MEMORY_CPU;
-  *actual_id = 0;
-  return NULL;
-}
-
-static TRITONSERVER_Error *release_fn(TRITONSERVER_ResponseAllocator *a, void *buffer,
-                                      void *buffer_userp, size_t size,
-                                      TRITONSERVER_MemoryType mt, int64_t id) {
-  free(buffer);
-  return NULL;
-}
-
-static void request_released(TRITONSERVER_InferenceRequest *r, const uint32_t flags,
-                             void *userp) {
-  TRITONSERVER_InferenceRequestDelete(r);
-  sem_post(&((infer_t *)userp)->done);
-}
-
-static void response_done(TRITONSERVER_InferenceResponse *r, const uint32_t flags,
-                          void *userp) {
-  infer_t *in = userp;
-  if (r != NULL) {
-    CHECK(embed_ok(TRITONSERVER_InferenceResponseError(r)));
-    uint32_t n = 0;
-    CHECK(embed_ok(TRITONSERVER_InferenceResponseOutputCount(r, &n)));
-    for (uint32_t i = 0; i < n; i++) {
-      const char *name;
-      TRITONSERVER_DataType dt;
-      const int64_t *shape;
-      uint64_t dims;
-      const void *base;
-      size_t size;
-      TRITONSERVER_MemoryType mt;
-      int64_t id;
-      void *u;
-      CHECK(embed_ok(TRITONSERVER_InferenceResponseOutput(r, i, &name, &dt, &shape, &dims,
-                                                          &base, &size, &mt, &id, &u)));
-      if (size != sizeof in->out0) continue;
-      memcpy(strcmp(name, "OUTPUT0") == 0 ? in->out0 : in->out1, base, size);
-      in->outputs++;
-    }
-    /* This thread runs the request's owner actor: a blocking call is refused. */
-    TRITONSERVER_Error *err = TRITONSERVER_ServerLoadModel(in->server, "simple");
-    in->guard_refused = embed_fails(err, TRITONSERVER_ERROR_UNAVAILABLE,
-                                    "cannot be called from a callback the server runs");
-    TRITONSERVER_InferenceResponseDelete(r);
-  }
-  if (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) sem_post(&in->done);
-}
-
+/* One inference of `simple`: sums and differences come back. */
 static void infer_simple(TRITONSERVER_Server *s) {
   static int32_t in0[16], in1[16];
   for (int i = 0; i < 16; i++) {
     in0[i] = i;
     in1[i] = 2;
   }
-  infer_t in = {.server = s};
-  sem_init(&in.done, 0, 0);
-  TRITONSERVER_ResponseAllocator *alloc = NULL;
-  CHECK(embed_ok(TRITONSERVER_ResponseAllocatorNew(&alloc, alloc_fn, release_fn, NULL)));
-  TRITONSERVER_InferenceRequest *r = NULL;
-  REQUIRE(embed_ok(TRITONSERVER_InferenceRequestNew(&r, s, "simple", -1)));
-  const int64_t shape[] = {1, 16};
   const char *names[] = {"INPUT0", "INPUT1"};
   const int32_t *data[] = {in0, in1};
-  for (int i = 0; i < 2; i++) {
-    OK(TRITONSERVER_InferenceRequestAddInput(r, names[i], TRITONSERVER_TYPE_INT32, shape, 2));
-    OK(TRITONSERVER_InferenceRequestAppendInputData(r, names[i], data[i], sizeof in0,
-                                                    TRITONSERVER_MEMORY_CPU, 0));
-  }
-  OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, request_released, &in));
-  OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, alloc, NULL, response_done, &in));
-  REQUIRE(embed_ok(TRITONSERVER_ServerInferAsync(s, r, NULL)));
-  sem_wait(&in.done); /* final response */
-  sem_wait(&in.done); /* release */
-  CHECK_EQ_U64(in.outputs, 2);
-  for (int i = 0; i < 16; i++) CHECK(in.out0[i] == i + 2 && in.out1[i] == i - 2);
-  CHECK(in.guard_refused);
-  TRITONSERVER_ResponseAllocatorDelete(alloc);
-  sem_destroy(&in.done);
+  embed_call_t c;
+  REQUIRE(embed_call_send(&c, s, "simple", names, data, 2, 16));
+  embed_call_wait(&c);
+  CHECK(!c.failed);
+  const int32_t *sum = embed_call_output(&c, "OUTPUT0");
+  const int32_t *diff = embed_call_output(&c, "OUTPUT1");
+  REQUIRE(sum != NULL && diff != NULL);
+  for (int i = 0; i < 16; i++) CHECK(sum[i] == i + 2 && diff[i] == i - 2);
+  CHECK(c.callback_blocking_refused);
 }
 
 /* ---- Cases ------------------------------------------------------------------ */
