@@ -17,41 +17,35 @@
 #include "server/embed/embed.h"
 #include "server/views/http_views.h"
 
-/* An embedded server answers "Server exiting" at srv_embed_enter; the
- * nereid process's server says the same from its state. */
-static TRITONSERVER_Error *exiting_check(srv_server_t *srv) {
-  if (srv_server_state(srv) != SRV_STATE_EXITING) return NULL;
-  return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
+/* Liveness (ready == false) or readiness. Live once started: a server
+ * still loading its models is not. Ready: started, and under strict
+ * readiness every model ready. An exiting server answers UNAVAILABLE
+ * "Server exiting": an embedded one at srv_embed_enter, the nereid
+ * process's from its state. */
+static TRITONSERVER_Error *health(TRITONSERVER_Server *server, const char *fn,
+                                  const char *what, bool ready, bool *out) {
+  if (out == NULL) return SRV_EMBED_NULL(fn, what);
+  *out = false;
+  srv_embed_t *e;
+  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
+  if (err != NULL) return err;
+  srv_server_t *srv = (srv_server_t *)server;
+  srv_state_t state = srv_server_state(srv);
+  if (state == SRV_STATE_EXITING)
+    err = api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server exiting");
+  else if (state == SRV_STATE_READY)
+    *out = !ready || !srv->options->strict_readiness ||
+           srv_registry_all_ready(srv->registry);
+  srv_embed_leave(e);
+  return err;
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerIsLive(TRITONSERVER_Server *server, bool *live) {
-  const char *fn = "TRITONSERVER_ServerIsLive";
-  if (live == NULL) return SRV_EMBED_NULL(fn, "live");
-  *live = false;
-  srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
-  if (err != NULL) return err;
-  srv_server_t *srv = (srv_server_t *)server;
-  err = exiting_check(srv);
-  /* Live once started: a server still loading its models is not. */
-  if (err == NULL) *live = srv_server_state(srv) == SRV_STATE_READY;
-  srv_embed_leave(e);
-  return err;
+  return health(server, "TRITONSERVER_ServerIsLive", "live", false, live);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerIsReady(TRITONSERVER_Server *server, bool *ready) {
-  const char *fn = "TRITONSERVER_ServerIsReady";
-  if (ready == NULL) return SRV_EMBED_NULL(fn, "ready");
-  *ready = false;
-  srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
-  if (err != NULL) return err;
-  srv_server_t *srv = (srv_server_t *)server;
-  err = exiting_check(srv);
-  if (err == NULL && srv_server_state(srv) == SRV_STATE_READY)
-    *ready = !srv->options->strict_readiness || srv_registry_all_ready(srv->registry);
-  srv_embed_leave(e);
-  return err;
+  return health(server, "TRITONSERVER_ServerIsReady", "ready", true, ready);
 }
 
 /* The answer as a message, or its status as the error; takes what `a`

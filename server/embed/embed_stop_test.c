@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "server/embed/embed.h"
 #include "server/embed/embed_testing.h"
@@ -18,22 +17,15 @@ static char repo[PATH_MAX], backends[PATH_MAX];
 
 /* A recorder model that sleeps `delay_ms` in every Execute. */
 static bool slow_model_add(const char *name, int delay_ms) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", repo, name);
-  if (mkdir(path, 0700) != 0) return false;
-  snprintf(path, sizeof path, "%s/%s/1", repo, name);
-  if (mkdir(path, 0700) != 0) return false;
-  snprintf(path, sizeof path, "%s/%s/config.pbtxt", repo, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL) return false;
-  fprintf(f,
-          "backend: \"recorder\"\nmax_batch_size: 8\n"
-          "input [{ name: \"INPUT0\" data_type: TYPE_INT32 dims: [ -1 ] }]\n"
-          "output [{ name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ -1 ] }]\n"
-          "instance_group [{ count: 1 kind: KIND_CPU }]\n"
-          "parameters [{ key: \"execute_delay_ms\" value: { string_value: \"%d\" } }]\n",
-          delay_ms);
-  return fclose(f) == 0;
+  char config[1024];
+  snprintf(config, sizeof config,
+           "backend: \"recorder\"\nmax_batch_size: 8\n"
+           "input [{ name: \"INPUT0\" data_type: TYPE_INT32 dims: [ -1 ] }]\n"
+           "output [{ name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ -1 ] }]\n"
+           "instance_group [{ count: 1 kind: KIND_CPU }]\n"
+           "parameters [{ key: \"execute_delay_ms\" value: { string_value: \"%d\" } }]\n",
+           delay_ms);
+  return embed_model_add(repo, name, config);
 }
 
 static TRITONSERVER_Server *server_new(unsigned exit_timeout) {

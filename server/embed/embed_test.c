@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/embed/embed.h"
@@ -18,13 +17,6 @@
 static char repo[PATH_MAX], broken_repo[PATH_MAX], backends[PATH_MAX];
 
 /* ---- The repositories ------------------------------------------------------- */
-
-static bool file_write(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (f == NULL) return false;
-  bool ok = fputs(text, f) >= 0;
-  return fclose(f) == 0 && ok;
-}
 
 static char *file_read(const char *path) {
   FILE *f = fopen(path, "r");
@@ -36,17 +28,6 @@ static char *file_read(const char *path) {
   return text;
 }
 
-/* <root>/<name>/config.pbtxt and <root>/<name>/1/. */
-static bool model_add(const char *root, const char *name, const char *config) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", root, name);
-  if (mkdir(path, 0700) != 0) return false;
-  snprintf(path, sizeof path, "%s/%s/1", root, name);
-  if (mkdir(path, 0700) != 0) return false;
-  snprintf(path, sizeof path, "%s/%s/config.pbtxt", root, name);
-  return file_write(path, config);
-}
-
 static bool repositories_make(void) {
   const char *tmp = getenv("TEST_TMPDIR");
   snprintf(repo, sizeof repo, "%s/embed_repo_XXXXXX", tmp ? tmp : "/tmp");
@@ -54,8 +35,8 @@ static bool repositories_make(void) {
   if (mkdtemp(repo) == NULL || mkdtemp(broken_repo) == NULL) return false;
   if (realpath("backends", backends) == NULL) return false;
   char *simple = file_read("examples/models/simple/config.pbtxt");
-  return simple != NULL && model_add(repo, "simple", simple) &&
-         model_add(broken_repo, "broken", "backend: \"no_such_backend\"\n");
+  return simple != NULL && embed_model_add(repo, "simple", simple) &&
+         embed_model_add(broken_repo, "broken", "backend: \"no_such_backend\"\n");
 }
 
 /* ---- Servers ---------------------------------------------------------------- */
@@ -381,7 +362,7 @@ static void test_register(void) {
   REQUIRE(mkdtemp(extra) != NULL);
   snprintf(missing, sizeof missing, "%s/missing", extra);
   char *config = simple_unnamed();
-  REQUIRE(model_add(extra, "other", config) && model_add(extra, "folder_x", config));
+  REQUIRE(embed_model_add(extra, "other", config) && embed_model_add(extra, "folder_x", config));
   free(config);
   TRITONSERVER_Server *s =
       server_new(options_for(repo, TRITONSERVER_MODEL_CONTROL_EXPLICIT));
@@ -426,7 +407,7 @@ static void test_poll(void) {
   REQUIRE(s != NULL);
   CHECK(model_ready(s, "simple"));
   char *simple = simple_unnamed();
-  REQUIRE(model_add(repo, "simple_copy", simple));
+  REQUIRE(embed_model_add(repo, "simple_copy", simple));
   free(simple);
   CHECK(!model_ready(s, "simple_copy"));
   OK(TRITONSERVER_ServerPollModelRepository(s));

@@ -2,9 +2,11 @@
  * server's threads and hand results to the test through semaphores. */
 #include "server/embed/embed_testing.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool embed_ok(TRITONSERVER_Error *err) {
   if (err == NULL) return true;
@@ -27,6 +29,19 @@ bool embed_fails(TRITONSERVER_Error *err, TRITONSERVER_Error_Code code, const ch
             text);
   TRITONSERVER_ErrorDelete(err);
   return ok;
+}
+
+bool embed_model_add(const char *root, const char *name, const char *config) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", root, name);
+  if (mkdir(path, 0700) != 0) return false;
+  snprintf(path, sizeof path, "%s/%s/1", root, name);
+  if (mkdir(path, 0700) != 0) return false;
+  snprintf(path, sizeof path, "%s/%s/config.pbtxt", root, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return false;
+  bool ok = fputs(config, f) >= 0;
+  return fclose(f) == 0 && ok;
 }
 
 static TRITONSERVER_Error *host_alloc(TRITONSERVER_ResponseAllocator *a, const char *name,

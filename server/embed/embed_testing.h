@@ -21,6 +21,10 @@ bool embed_fails(TRITONSERVER_Error *err, TRITONSERVER_Error_Code code, const ch
 #define OK(call) CHECK(embed_ok(call))
 #define FAILS(call, code, text) CHECK(embed_fails((call), TRITONSERVER_ERROR_##code, text))
 
+/** <root>/<name>/config.pbtxt holding `config`, and <root>/<name>/1/;
+ *  false when a step fails. */
+bool embed_model_add(const char *root, const char *name, const char *config);
+
 /** One request of INT32 inputs (shape [1, n]) and what came back. */
 typedef struct {
   sem_t final, released;

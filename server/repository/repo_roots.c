@@ -15,14 +15,6 @@
 #include "server/repository/model_name.h"
 #include "server/repository/repo_internal.h"
 
-static char *path_join(const char *root, const char *name) {
-  size_t n = strlen(root) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p == NULL) SRV_FATAL("out of memory");
-  snprintf(p, n, "%s/%s", root, name);
-  return p;
-}
-
 static bool is_dir(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -67,7 +59,7 @@ static size_t candidates(repo_roots_t *t, const char *name, char ***out, bool *m
       *mapped = true;
     }
   for (size_t i = 0; i < t->count && !*mapped; i++) {
-    char *p = path_join(t->paths[i], name);
+    char *p = srv_repo_path_join(t->paths[i], name);
     bool taken = false;
     for (size_t j = 0; j < t->map_count && !taken; j++) taken = !strcmp(t->maps[j].dir, p);
     if (taken)
@@ -220,7 +212,7 @@ srv_status_t *srv_repository_register(srv_repository_t *r, const char *path,
     t->paths[t->count++] = srv_strdup(path);
     for (size_t i = 0; i < n; i++)
       t->maps[t->map_count++] = (repo_mapping_t){srv_strdup(models[i]),
-                                                 path_join(path, dirs[i]), srv_strdup(path)};
+                                                 srv_repo_path_join(path, dirs[i]), srv_strdup(path)};
   }
   pthread_mutex_unlock(&t->lock);
   if (st == NULL) SRV_INFO("model repository registered: %s", path);
