@@ -81,9 +81,11 @@ TRITONSERVER_Error *srv_embed_enter(TRITONSERVER_Server *server, const char *fn,
                                     srv_embed_t **e);
 void srv_embed_leave(srv_embed_t *e);
 
-/** The server's state is READY (model queries need it, as Triton's
- *  GetModel): else UNAVAILABLE "Server not ready". */
-TRITONSERVER_Error *srv_embed_ready_check(srv_server_t *srv);
+/** srv_embed_enter for the calls that need a READY server (model queries
+ *  and control, as Triton's GetModel, LoadModel...): else, having left,
+ *  UNAVAILABLE "Server not ready". */
+TRITONSERVER_Error *srv_embed_enter_ready(TRITONSERVER_Server *server, const char *fn,
+                                          srv_embed_t **e);
 
 /** For calls that block until an actor answers: an error naming `fn` when
  *  the calling thread is an actor worker (or runs an actor's turn inline),

@@ -28,15 +28,13 @@ static TRITONSERVER_Error *op_run(TRITONSERVER_Server *server, const char *fn,
   TRITONSERVER_Error *err = srv_embed_thread_check(fn, true);
   if (err != NULL) return err;
   srv_embed_t *e;
-  err = srv_embed_enter(server, fn, &e);
+  err = srv_embed_enter_ready(server, fn, &e);
   if (err != NULL) return err;
   srv_server_t *srv = (srv_server_t *)server;
-  err = srv_embed_ready_check(srv);
-  srv_status_t *st = NULL;
-  if (err == NULL && op->kind != SRV_REPO_POLL) st = srv_view_model_control_check(srv);
-  if (err != NULL || st != NULL) {
+  srv_status_t *st = op->kind != SRV_REPO_POLL ? srv_view_model_control_check(srv) : NULL;
+  if (st != NULL) {
     srv_embed_leave(e);
-    return err != NULL ? err : api_error_from_status(st);
+    return api_error_from_status(st);
   }
   sem_t done;
   sem_init(&done, 0, 0);

@@ -110,18 +110,14 @@ static TRITONSERVER_Error *model_question(TRITONSERVER_Server *server, const cha
   if (name == NULL) return SRV_EMBED_NULL(fn, "model_name");
   if (out == NULL) return SRV_EMBED_NULL(fn, "message");
   srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
+  TRITONSERVER_Error *err = srv_embed_enter_ready(server, fn, &e);
   if (err != NULL) return err;
-  srv_server_t *srv = (srv_server_t *)server;
-  err = srv_embed_ready_check(srv);
-  if (err == NULL) {
-    char buf[24];
-    srv_http_answer_t a;
-    view(srv, upb_StringView_FromString(name), version_text(version, buf), &a);
-    err = answer_take(&a, out);
-  }
+  char buf[24];
+  srv_http_answer_t a;
+  view((srv_server_t *)server, upb_StringView_FromString(name), version_text(version, buf),
+       &a);
   srv_embed_leave(e);
-  return err;
+  return answer_take(&a, out);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerModelMetadata(TRITONSERVER_Server *server,
@@ -162,19 +158,14 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelIndex(TRITONSERVER_Server *server,
   const char *fn = "TRITONSERVER_ServerModelIndex";
   if (index == NULL) return SRV_EMBED_NULL(fn, "repository_index");
   srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
+  TRITONSERVER_Error *err = srv_embed_enter_ready(server, fn, &e);
   if (err != NULL) return err;
-  srv_server_t *srv = (srv_server_t *)server;
-  err = srv_embed_ready_check(srv);
-  if (err == NULL) {
-    /* The HTTP body that asks the same: the view's one reading of it. */
-    const char *ready = (flags & TRITONSERVER_INDEX_FLAG_READY) ? "{\"ready\":true}" : "";
-    srv_http_answer_t a;
-    srv_http_repository_index(srv, ready, strlen(ready), &a);
-    err = answer_take(&a, index);
-  }
+  /* The HTTP body that asks the same: the view's one reading of it. */
+  const char *ready = (flags & TRITONSERVER_INDEX_FLAG_READY) ? "{\"ready\":true}" : "";
+  srv_http_answer_t a;
+  srv_http_repository_index((srv_server_t *)server, ready, strlen(ready), &a);
   srv_embed_leave(e);
-  return err;
+  return answer_take(&a, index);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerModelBatchProperties(TRITONSERVER_Server *server,
@@ -187,18 +178,15 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelBatchProperties(TRITONSERVER_Server 
   if (model_name == NULL) return SRV_EMBED_NULL(fn, "model_name");
   if (flags == NULL) return SRV_EMBED_NULL(fn, "flags");
   srv_embed_t *e;
-  TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
+  TRITONSERVER_Error *err = srv_embed_enter_ready(server, fn, &e);
   if (err != NULL) return err;
   srv_server_t *srv = (srv_server_t *)server;
-  err = srv_embed_ready_check(srv);
+  char buf[24];
+  upb_StringView v = version_text(model_version, buf);
   srv_model_t *m = NULL;
-  if (err == NULL) {
-    char buf[24];
-    upb_StringView v = version_text(model_version, buf);
-    srv_status_t *st = srv_registry_lookup(srv->registry, model_name, strlen(model_name),
-                                           v.data, v.size, &m);
-    if (st != NULL) err = api_error_from_status(st);
-  }
+  srv_status_t *st = srv_registry_lookup(srv->registry, model_name, strlen(model_name),
+                                         v.data, v.size, &m);
+  if (st != NULL) err = api_error_from_status(st);
   if (m != NULL) {
     srv_model_desc_t d;
     srv_model_describe(m, &d);

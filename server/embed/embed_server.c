@@ -86,8 +86,13 @@ void srv_embed_leave(srv_embed_t *e) {
   if (e != NULL) atomic_fetch_sub_explicit(&e->inflight, 1, memory_order_release);
 }
 
-TRITONSERVER_Error *srv_embed_ready_check(srv_server_t *srv) {
-  if (srv_server_state(srv) == SRV_STATE_READY) return NULL;
+TRITONSERVER_Error *srv_embed_enter_ready(TRITONSERVER_Server *server, const char *fn,
+                                          srv_embed_t **e) {
+  TRITONSERVER_Error *err = srv_embed_enter(server, fn, e);
+  if (err != NULL || srv_server_state((srv_server_t *)server) == SRV_STATE_READY)
+    return err;
+  srv_embed_leave(*e);
+  *e = NULL;
   return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
 }
 
