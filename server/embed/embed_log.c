@@ -1,7 +1,9 @@
 /* The log options of TRITONSERVER_ServerOptions. As in Triton, the log is
  * the process's and each setter changes it at once (the options object
  * only carries the call): they call the log's own setters (api/log.h,
- * common/log.h). The application's thread, before or between servers. */
+ * common/log.h). The application's thread, before ServerNew or between
+ * servers: the server log's verbose level is a plain int that its threads
+ * read (common/log.h: set it before they start). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
