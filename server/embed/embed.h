@@ -54,10 +54,18 @@ typedef struct srv_embed {
   struct srv_embed *next;             /* the live list's */
 } srv_embed_t;
 
+/** Takes the process's one place for a server made by ServerNew; false
+ *  when one runs or is starting. srv_embed_register (success) or
+ *  srv_embed_unreserve (failure) gives it up. */
+bool srv_embed_reserve(void);
+void srv_embed_unreserve(void);
+
 /** Adds e to the live servers (ServerNew, once it is READY). */
 void srv_embed_register(srv_embed_t *e);
 
-/** Removes e from them; later srv_embed_enter calls do not find it. */
+/** Removes e from them; later srv_embed_enter calls do not find it. The
+ *  place stays taken until srv_embed_unreserve (after the free; never for
+ *  an abandoned server, whose threads may still run). */
 void srv_embed_unregister(srv_embed_t *e);
 
 /** The live server made by ServerNew at `server`, or NULL (the nereid
@@ -68,9 +76,6 @@ srv_embed_t *srv_embed_find(TRITONSERVER_Server *server);
 
 /** Frees what ServerNew allocated (the core already freed). */
 void srv_embed_free(srv_embed_t *e);
-
-/** Whether a server made by TRITONSERVER_ServerNew runs in this process. */
-bool srv_embed_any(void);
 
 /** The start of every API call on a server: INVALID_ARG when `server` is
  *  NULL (naming `fn`); for a server made by ServerNew, counts the call in

@@ -74,6 +74,22 @@ static void test_exit_timeout_cancels(void) {
   OK(TRITONSERVER_ServerDelete(s));
 }
 
+/* ServerDelete of a running server stops it first; when that stop's exit
+ * timeout expires it answers the error and keeps the server, as Triton's
+ * Delete; the next Delete frees it. */
+static void test_delete_past_timeout(void) {
+  TRITONSERVER_Server *s = server_new(0);
+  REQUIRE(s != NULL);
+  embed_call_t c;
+  REQUIRE(embed_call_send(&c, s, "very_slow", kInput, kData, 1, 4));
+  FAILS(TRITONSERVER_ServerDelete(s), INTERNAL, "Exit timeout expired");
+  embed_call_wait(&c);
+  CHECK(c.failed && c.code == TRITONSERVER_ERROR_CANCELLED);
+  bool live = true;
+  FAILS(TRITONSERVER_ServerIsLive(s, &live), UNAVAILABLE, "Server exiting");
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
 /* A thread asking questions while the server stops: each answer is the
  * answer or "Server exiting", never a crash. */
 static void *asker(void *arg) {
@@ -118,6 +134,7 @@ int main(void) {
   static const unit_case_t cases[] = {
       UNIT_CASE(test_stop_waits_for_requests),
       UNIT_CASE(test_exit_timeout_cancels),
+      UNIT_CASE(test_delete_past_timeout),
       UNIT_CASE(test_calls_during_stop),
   };
   return unit_run("embed_stop_test", cases, sizeof cases / sizeof cases[0]);
