@@ -181,6 +181,15 @@ static void queries_check(TRITONSERVER_Server *s) {
         "flags");
   OK(TRITONSERVER_ServerModelTransactionProperties(s, "simple", -1, &flags, NULL));
   CHECK(flags == TRITONSERVER_TXN_ONE_TO_ONE);
+  FAILS(TRITONSERVER_ServerModelTransactionProperties(s, "simple", -1, NULL, NULL),
+        INVALID_ARG, "txn_flags must not be NULL");
+  FAILS(TRITONSERVER_ServerModelTransactionProperties(NULL, "simple", -1, &flags, NULL),
+        INVALID_ARG, "server must not be NULL");
+  bool ready = false;
+  FAILS(TRITONSERVER_ServerModelIsReady(NULL, "simple", -1, &ready), INVALID_ARG,
+        "server must not be NULL");
+  FAILS(TRITONSERVER_ServerModelIsReady(s, "simple", -1, NULL), INVALID_ARG,
+        "ready must not be NULL");
   FAILS(TRITONSERVER_ServerModelStatistics(s, "nosuch", -1, &m), INVALID_ARG,
         "requested model 'nosuch' is not available");
   CONTAINS(message_text(TRITONSERVER_ServerModelIndex(s, TRITONSERVER_INDEX_FLAG_READY, &m),
