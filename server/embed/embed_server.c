@@ -55,10 +55,16 @@ void srv_embed_unregister(srv_embed_t *e) {
   pthread_mutex_unlock(&live_lock);
 }
 
-srv_embed_t *srv_embed_find(TRITONSERVER_Server *server) {
-  pthread_mutex_lock(&live_lock);
+/* The live list's entry for `server`, or NULL; the caller holds the lock. */
+static srv_embed_t *lookup_locked(TRITONSERVER_Server *server) {
   srv_embed_t *e = live;
   while (e != NULL && &e->srv != (srv_server_t *)server) e = e->next;
+  return e;
+}
+
+srv_embed_t *srv_embed_find(TRITONSERVER_Server *server) {
+  pthread_mutex_lock(&live_lock);
+  srv_embed_t *e = lookup_locked(server);
   pthread_mutex_unlock(&live_lock);
   return e;
 }
@@ -69,8 +75,7 @@ srv_embed_t *srv_embed_find(TRITONSERVER_Server *server) {
  * found the server. */
 static srv_embed_t *find_and_count(TRITONSERVER_Server *server) {
   pthread_mutex_lock(&live_lock);
-  srv_embed_t *e = live;
-  while (e != NULL && &e->srv != (srv_server_t *)server) e = e->next;
+  srv_embed_t *e = lookup_locked(server);
   /* seq_cst: with Stop's store of EXITING and its load of the count, one of
    * the two sees the other (a Dekker pair): either this call sees EXITING
    * and leaves, or Stop waits for it. */
