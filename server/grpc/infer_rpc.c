@@ -2,7 +2,8 @@
  * owns the request (its inputs alias the call's received bytes), replies
  * when the response arrives, and is freed once the request is released.
  * A client cancel or an expired deadline cancels the request; the cancel
- * holds the call, and the request's state, until it comes back. */
+ * holds the call, and the request's state, until it comes back. The call
+ * watches for them only once asked (README.md, "Cancellation watching"). */
 #include "server/grpc/infer_rpc.h"
 
 #include <inttypes.h>
@@ -29,7 +30,11 @@ typedef struct {
   bool released;   /* the backend is done with the request */
   bool aggregate;  /* decoupled, opted in: keep responses until the final */
   bool final_owed; /* answered early: a hold until the backend's final */
+  bool lazy;       /* watches for a cancel only once asked (watch_msg) */
+  bool watch_got;  /* the ask arrived */
+  bool watch_held; /* an ask is on its way after watching ended: a hold */
   srv_aggregate_t kept;
+  act_msg_t watch_msg; /* SRV_MSG_INFER_WATCH, sent by srv_request_watch_ask */
 } infer_ctx_t;
 
 /* Raw bytes are referenced and copied once, by serialization. */
@@ -171,6 +176,11 @@ static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
     }
     case SRV_MSG_INFER_RELEASED: {
       x->released = true;
+      /* No ask can come after this; one already sent must arrive first. */
+      if (x->lazy && srv_infer_state_watch_end(x->request->state) && !x->watch_got) {
+        x->watch_held = true;
+        srv_call_hold(call);
+      }
       /* Ours is the last reference: no answer can come any more. */
       bool silent = srv_infer_state_only_held(x->request->state, 1);
       if (!x->replied && silent) {
@@ -192,6 +202,16 @@ static void infer_on_message(srv_call_t *call, void *ctx, act_msg_t *msg) {
        * means the request is back and answered: nothing to cancel. */
       if (x->request->state == NULL) return;
       if (srv_request_cancel(x->request)) srv_call_hold(call);
+      return;
+    case SRV_MSG_INFER_WATCH:
+      /* The request takes time: watch from now on, unless the reply went
+       * (its batch receives the close). */
+      x->watch_got = true;
+      if (!x->replied) srv_call_watch_cancel(call);
+      if (x->watch_held) {
+        x->watch_held = false;
+        srv_call_unhold(call); /* may free the call: nothing after this */
+      }
       return;
     case SRV_MSG_INFER_CANCEL_DONE:
       srv_request_cancel_back(msg);
@@ -259,7 +279,14 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->state->shm = uses;
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
-  srv_call_watch_cancel(call);
+  /* Aggregated decoupled responses may take long without a poll: watched
+   * at once. Other requests are watched once they wait or a backend polls. */
+  if (aggregate) {
+    srv_call_watch_cancel(call);
+  } else {
+    x->lazy = true;
+    srv_infer_state_watch_lazily(r->state, &x->watch_msg);
+  }
   srv_call_hold(call);
   srv_model_enqueue(m, r);
 }

@@ -88,6 +88,7 @@ struct TRITONBACKEND_Model {
   act_msg_t timer_msg;
   uint64_t timer_at; /* armed for this deadline; 0: not armed */
   bool timer_flying; /* fired or uncancellable: timer_msg is on its way */
+  uint64_t watch_at;  /* the next queue sweep for lazy watching; 0: none due */
   bool stopping, retry_sent;
   srv_infer_state_t *order_head, *order_tail; /* preserve_ordering */
 };

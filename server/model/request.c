@@ -19,6 +19,31 @@ srv_infer_state_t *srv_infer_state_new(act_actor_t *owner) {
   return s;
 }
 
+void srv_infer_state_watch_lazily(srv_infer_state_t *s, act_msg_t *ask) {
+  ask->kind = SRV_MSG_INFER_WATCH;
+  s->watch_msg = ask;
+  /* Relaxed: the request's send to its model publishes it. */
+  atomic_store_explicit(&s->watch, SRV_WATCH_LAZY, memory_order_relaxed);
+}
+
+void srv_request_watch_ask(srv_infer_state_t *s) {
+  /* Relaxed first look: EAGER states (most in-server requests) and those
+   * asked already pay one load. */
+  if (atomic_load_explicit(&s->watch, memory_order_relaxed) != SRV_WATCH_LAZY) return;
+  uint8_t lazy = SRV_WATCH_LAZY;
+  /* Relaxed: only one CAS wins, and the owner's watch_end exchange decides
+   * against it alone; watch_msg was published to us with the request. */
+  if (atomic_compare_exchange_strong_explicit(&s->watch, &lazy, SRV_WATCH_ASKED,
+                                              memory_order_relaxed, memory_order_relaxed))
+    act_send(s->owner, s->watch_msg);
+}
+
+bool srv_infer_state_watch_end(srv_infer_state_t *s) {
+  /* Relaxed: the ask's message, not this word, carries what follows. */
+  return atomic_exchange_explicit(&s->watch, SRV_WATCH_OFF, memory_order_relaxed) ==
+         SRV_WATCH_ASKED;
+}
+
 void srv_infer_state_ref(srv_infer_state_t *s) {
   /* Relaxed: taking a reference needs no ordering, the holder has one. */
   atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);

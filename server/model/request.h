@@ -24,6 +24,7 @@ enum {
   SRV_MSG_INFER_FINAL_FLAGS,      /* srv_final_msg_t: final flag without response */
   SRV_MSG_INFER_RELEASED,         /* the request itself, back from the backend */
   SRV_MSG_INFER_CANCEL_DONE,      /* the request's cancel_msg, back from the model */
+  SRV_MSG_INFER_WATCH,            /* the state's watch_msg: start watching now */
 };
 
 /** Shared by a request, its responses and its response factories, which may
@@ -48,7 +49,17 @@ typedef struct srv_infer_state {
   struct srv_infer_state *order_next; /* dispatch order */
   act_msg_t *held_head, *held_tail;   /* responses waiting for their turn */
   bool final_held;                    /* the final one is among them */
+  /* Lazy cancellation watching (srv_infer_state_watch_lazily): SRV_WATCH_*,
+   * and the owner's message that one ask sends it. */
+  _Atomic uint8_t watch;
+  act_msg_t *watch_msg;
 } srv_infer_state_t;
+
+/* Whether the owner learns of a client cancel on its own (EAGER, the
+ * default) or waits to be asked (LAZY) by whoever sees that the request
+ * takes time: the model actor's queue sweep, a backend polling
+ * IsCancelled, a scheduler that holds requests out of the queue. */
+enum { SRV_WATCH_EAGER, SRV_WATCH_LAZY, SRV_WATCH_ASKED, SRV_WATCH_OFF };
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner);
 
@@ -61,6 +72,24 @@ static inline bool srv_infer_state_only_held(srv_infer_state_t *s, uint32_t held
 }
 void srv_infer_state_ref(srv_infer_state_t *s);
 void srv_infer_state_unref(srv_infer_state_t *s);
+
+/** The owner will start watching for a client cancel only when asked:
+ *  the first srv_request_watch_ask sends it `ask` (its kind set to
+ *  SRV_MSG_INFER_WATCH). Before the request is sent (the send publishes
+ *  both). The owner then must call srv_infer_state_watch_end before it may
+ *  go. The owner's actor. */
+void srv_infer_state_watch_lazily(srv_infer_state_t *s, act_msg_t *ask);
+
+/** Asks a LAZY owner, once, to watch: it is worth it now (the request
+ *  waited, or a backend polls for cancellation). Nothing for an EAGER
+ *  owner, or once asked or ended. Any thread that holds s (a request or
+ *  factory of it) while the owner has not ended watching. */
+void srv_request_watch_ask(srv_infer_state_t *s);
+
+/** Ends lazy watching: no ask can be sent after it. True when an ask was
+ *  sent (before): its message reaches the owner, which must stay until it
+ *  does. The owner's actor, before it drops its reference on s. */
+bool srv_infer_state_watch_end(srv_infer_state_t *s);
 
 /** One contiguous piece of an input tensor's data: host memory unless it
  *  lies in a client's CUDA shared-memory region. */

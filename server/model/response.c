@@ -332,14 +332,18 @@ static bool state_cancelled(srv_infer_state_t *s, srv_model_t *m) {
   return m != NULL && m->server != NULL && srv_server_cancelling(m->server);
 }
 
+/* A backend that polls cares about cancellation: its first poll asks a
+ * lazy owner to start watching (request.h, SRV_WATCH_LAZY). */
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryIsCancelled(
     TRITONBACKEND_ResponseFactory *factory, bool *is_cancelled) {
+  srv_request_watch_ask(factory->state);
   *is_cancelled = state_cancelled(factory->state, factory->state->model);
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request *request,
                                                      bool *is_cancelled) {
+  srv_request_watch_ask(request->state);
   *is_cancelled = state_cancelled(request->state, request->model);
   return NULL;
 }

@@ -543,6 +543,9 @@ static void handle(srv_model_t *m, act_msg_t *msg) {
   srv_ensemble_t *e = m->ens;
   switch (msg->kind) {
     case SRV_MODEL_REQUEST:
+      /* A run spans steps on other models, where no sweep or poll can
+       * reach its owner: a lazy owner watches from now on. */
+      srv_request_watch_ask(((TRITONBACKEND_Request *)msg)->state);
       run_start(m, (TRITONBACKEND_Request *)msg);
       return;
     case SRV_MODEL_CANCEL:

@@ -200,3 +200,31 @@ void srv_queue_expire(srv_queue_t *q, uint64_t now_ns,
 uint64_t srv_queue_next_timeout(const srv_queue_t *q) {
   return q->heap_len > 0 ? q->heap[0]->timeout_at_ns : 0;
 }
+
+/* One list up to its first request younger than the cutoff (stop) or whole. */
+static uint64_t list_arrived_by(TRITONBACKEND_Request *r, uint64_t cutoff_ns, bool stop,
+                                void (*fn)(TRITONBACKEND_Request *r)) {
+  uint64_t next = 0;
+  for (; r != NULL; r = r->next) {
+    if (r->queue_start_ns <= cutoff_ns) {
+      fn(r);
+    } else {
+      if (next == 0 || r->queue_start_ns < next) next = r->queue_start_ns;
+      if (stop) break;
+    }
+  }
+  return next;
+}
+
+uint64_t srv_queue_each_arrived_by(const srv_queue_t *q, uint64_t cutoff_ns,
+                                   void (*fn)(TRITONBACKEND_Request *r)) {
+  uint64_t next = 0;
+  for (uint32_t i = 0; i < q->level_count; i++) {
+    const srv_queue_level_t *l = &q->levels[i];
+    uint64_t a = list_arrived_by(l->head, cutoff_ns, true, fn);
+    uint64_t b = list_arrived_by(l->delayed_head, cutoff_ns, false, fn);
+    if (a != 0 && (next == 0 || a < next)) next = a;
+    if (b != 0 && (next == 0 || b < next)) next = b;
+  }
+  return next;
+}

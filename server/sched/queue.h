@@ -64,6 +64,15 @@ TRITONBACKEND_Request *srv_queue_next(const srv_queue_t *q,
 void srv_queue_expire(srv_queue_t *q, uint64_t now_ns,
                       void (*rejected)(void *ctx, TRITONBACKEND_Request *r), void *ctx);
 
+/** Calls fn on each request that arrived (queue_start_ns) by cutoff_ns and
+ *  returns the earliest arrival after it (0: none). A level's waiting list
+ *  is in arrival order, so it is walked only up to its first younger
+ *  request (arrivals stamped on other threads may be out of order by
+ *  microseconds: such a request is found by the next walk); delayed lists
+ *  are walked whole. */
+uint64_t srv_queue_each_arrived_by(const srv_queue_t *q, uint64_t cutoff_ns,
+                                   void (*fn)(TRITONBACKEND_Request *r));
+
 /** The earliest pending timeout, or 0. */
 uint64_t srv_queue_next_timeout(const srv_queue_t *q);
 

@@ -116,6 +116,32 @@ static void timed_out(void *ctx, TRITONBACKEND_Request *r) {
   srv_request_fail(r, TRITONSERVER_ERROR_UNAVAILABLE, "Request timeout expired");
 }
 
+/* ---- lazy cancellation watching ---- */
+
+/* A request still queued this long after it arrived asks its owner to
+ * watch for a client cancel (request.h, SRV_WATCH_LAZY). Longer than the
+ * queueing of a saturated server (1024 in flight on `simple`: about 10 ms),
+ * so that requests answered at full load never pay for the watch; short
+ * enough that a cancelled or expired request leaves the queue well before
+ * a slow model would have run it. */
+enum { WATCH_AFTER_NS = 100 * 1000 * 1000 };
+
+static void watch_ask(TRITONBACKEND_Request *r) { srv_request_watch_ask(r->state); }
+
+/* Returns when the next sweep is due (0: the queue is empty). A request is
+ * asked between WATCH_AFTER_NS and twice that after its arrival. */
+static uint64_t watch_sweep(srv_model_t *m, uint64_t now) {
+  if (m->queue.count == 0) return m->watch_at = 0;
+  if (m->watch_at == 0) return m->watch_at = now + WATCH_AFTER_NS;
+  if (now < m->watch_at) return m->watch_at;
+  uint64_t next = srv_queue_each_arrived_by(&m->queue, now - WATCH_AFTER_NS, watch_ask);
+  return m->watch_at = next != 0 ? next + WATCH_AFTER_NS : now + WATCH_AFTER_NS;
+}
+
+static uint64_t earliest(uint64_t a, uint64_t b) {
+  return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
 static void dispatch(srv_model_t *m) {
   uint64_t now = act_now_ns();
   srv_queue_expire(&m->queue, now, timed_out, m);
@@ -131,9 +157,8 @@ static void dispatch(srv_model_t *m) {
       for (uint32_t i = 0; i < n; i++) srv_reorder_track(m, inst->batch[i]->state);
     act_send(&inst->actor, &inst->execute_msg);
   }
-  uint64_t next = srv_queue_next_timeout(&m->queue);
-  if (wait_until != 0 && (next == 0 || wait_until < next)) next = wait_until;
-  srv_scheduler_timer_want(m, next);
+  uint64_t next = earliest(srv_queue_next_timeout(&m->queue), wait_until);
+  srv_scheduler_timer_want(m, earliest(next, watch_sweep(m, now)));
 }
 
 static void enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {

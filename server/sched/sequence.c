@@ -823,6 +823,9 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
   srv_seq_sched_t *s = sched_of(m);
   switch (msg->kind) {
     case SRV_MODEL_REQUEST: /* nothing to batch yet: the slot lends it */
+      /* Slots hold requests out of the swept queue: a lazy owner watches
+       * from now on. */
+      srv_request_watch_ask(((TRITONBACKEND_Request *)msg)->state);
       route(m, (TRITONBACKEND_Request *)msg);
       gauges_publish(s);
       return;
