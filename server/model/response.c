@@ -3,6 +3,7 @@
  * request, so it holds a reference on the request's shared state. */
 #include "server/model/response.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,12 +16,42 @@
 #include "server/sched/reorder.h"
 
 static TRITONBACKEND_Response *response_new(srv_infer_state_t *state) {
-  TRITONBACKEND_Response *r = calloc(1, sizeof *r);
+  TRITONBACKEND_Response *r = malloc(sizeof *r);
   if (r == NULL) SRV_FATAL("out of memory");
+  memset(r, 0, offsetof(TRITONBACKEND_Response, inline_outputs));
+  r->outputs = r->inline_outputs;
+  r->output_cap = SRV_RESPONSE_INLINE_OUTPUTS;
   r->msg.kind = SRV_MSG_INFER_RESPONSE;
   srv_infer_state_ref(state);
   r->state = state;
   return r;
+}
+
+/* From the response's own room when it fits (16-byte aligned), else
+ * malloc'd; NULL only when malloc fails. */
+static void *response_alloc(TRITONBACKEND_Response *r, size_t size) {
+  size_t at = (r->inline_used + 15u) & ~(size_t)15u;
+  if (size <= sizeof r->inline_mem && at <= sizeof r->inline_mem - size) {
+    r->inline_used = (uint32_t)(at + size);
+    return r->inline_mem + at;
+  }
+  return malloc(size);
+}
+
+static bool response_owns(const TRITONBACKEND_Response *r, const void *p) {
+  return (const char *)p >= r->inline_mem &&
+         (const char *)p < r->inline_mem + sizeof r->inline_mem;
+}
+
+static void response_release(const TRITONBACKEND_Response *r, void *p) {
+  if (!response_owns(r, p)) free(p);
+}
+
+static char *response_strdup(TRITONBACKEND_Response *r, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = response_alloc(r, n);
+  if (d == NULL) SRV_FATAL("out of memory");
+  return memcpy(d, s, n);
 }
 
 void srv_response_lend_start(TRITONBACKEND_Response *r) {
@@ -42,11 +73,11 @@ void srv_response_free(TRITONBACKEND_Response *r) {
     for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
   } else {
     for (uint32_t i = 0; i < r->output_count; i++) {
-      free(r->outputs[i].name);
-      free(r->outputs[i].shape);
-      if (!r->outputs[i].in_place) free(r->outputs[i].buffer);
+      response_release(r, r->outputs[i].name);
+      response_release(r, r->outputs[i].shape);
+      if (!r->outputs[i].in_place) response_release(r, r->outputs[i].buffer);
     }
-    free(r->outputs);
+    if (r->outputs != r->inline_outputs) free(r->outputs);
   }
   for (uint32_t i = 0; i < r->param_count; i++) {
     free(r->params[i].name);
@@ -124,18 +155,25 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
       return api_error_new(TRITONSERVER_ERROR_ALREADY_EXISTS,
                            "response already has an output named '%s'", name);
   if (response->output_count == response->output_cap) {
-    response->output_cap = response->output_cap ? 2 * response->output_cap : 4;
-    response->outputs =
-        realloc(response->outputs, response->output_cap * sizeof *response->outputs);
-    if (response->outputs == NULL) SRV_FATAL("out of memory");
+    response->output_cap =
+        response->output_cap ? 2 * response->output_cap : SRV_RESPONSE_INLINE_OUTPUTS;
+    struct TRITONBACKEND_Output *grown =
+        response->outputs == response->inline_outputs
+            ? malloc(response->output_cap * sizeof *grown)
+            : realloc(response->outputs, response->output_cap * sizeof *grown);
+    if (grown == NULL) SRV_FATAL("out of memory");
+    if (response->outputs == response->inline_outputs)
+      memcpy(grown, response->inline_outputs, sizeof response->inline_outputs);
+    response->outputs = grown;
   }
   struct TRITONBACKEND_Output *o = &response->outputs[response->output_count++];
   memset(o, 0, sizeof *o);
   api_buffer_attributes_init(&o->attrs);
-  o->name = srv_strdup(name);
+  o->response = response;
+  o->name = response_strdup(response, name);
   o->datatype = datatype;
   o->dims_count = dims_count;
-  o->shape = malloc((dims_count ? dims_count : 1) * sizeof *o->shape);
+  o->shape = response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o->shape);
   if (o->shape == NULL) SRV_FATAL("out of memory");
   if (dims_count) memcpy(o->shape, shape, dims_count * sizeof *shape);
   if (response->state->shm != NULL) o->shm = srv_shm_uses_output(response->state->shm, name);
@@ -173,8 +211,10 @@ TRITONSERVER_Error *TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output *output,
     return NULL;
   }
   /* Else CPU memory whatever was asked: the frontend sends from host
-   * memory, and srv_response_shm_settle copies to a GPU region. */
-  output->buffer = malloc(buffer_byte_size ? buffer_byte_size : 1);
+   * memory, and srv_response_shm_settle copies to a GPU region. A small
+   * buffer comes from the response's own room: never one that the reply's
+   * slices take over (those are at least SRV_INFER_SLICE_MIN, 64 KiB). */
+  output->buffer = response_alloc(output->response, buffer_byte_size ? buffer_byte_size : 1);
   if (output->buffer == NULL)
     return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE,
                          "cannot allocate %llu bytes for output '%s'",

@@ -22,6 +22,7 @@ struct TRITONBACKEND_Output {
   /* What TRITONBACKEND_OutputBufferAttributes hands out (the output owns
    * it): the defaults until the buffer exists, then the buffer's. */
   TRITONSERVER_BufferAttributes attrs;
+  struct TRITONBACKEND_Response *response; /* whose room its buffer may use */
 };
 
 typedef struct {
@@ -34,6 +35,9 @@ typedef struct {
     double d;
   } value;
 } srv_response_param_t;
+
+/* Room in each response for its first outputs, without an allocation. */
+enum { SRV_RESPONSE_INLINE_OUTPUTS = 4, SRV_RESPONSE_INLINE_BYTES = 512 };
 
 struct TRITONBACKEND_Response {
   act_msg_t msg; /* kind SRV_MSG_INFER_RESPONSE, to state->owner */
@@ -55,6 +59,14 @@ struct TRITONBACKEND_Response {
   _Atomic uint32_t holders;
   struct TRITONBACKEND_Response **lenders;
   uint32_t lender_count;
+  /* What a small response needs (issue 21: no allocation per request):
+   * its first outputs and, bump-allocated from `inline_mem`, their names,
+   * shapes and small buffers. Larger ones are malloc'd; srv_response_free
+   * frees only those. Not zeroed at allocation: outputs are cleared as
+   * they are added, inline_used counts the bytes handed out. */
+  uint32_t inline_used;
+  struct TRITONBACKEND_Output inline_outputs[SRV_RESPONSE_INLINE_OUTPUTS];
+  _Alignas(16) char inline_mem[SRV_RESPONSE_INLINE_BYTES];
 };
 
 struct TRITONBACKEND_ResponseFactory {
