@@ -37,7 +37,8 @@ typedef struct {
   act_msg_t watch_msg; /* SRV_MSG_INFER_WATCH, sent by srv_request_watch_ask */
 } infer_ctx_t;
 
-/* Raw bytes are referenced and copied once, by serialization. */
+/* An aggregated reply, merged in the call's arena (so no output of it can
+ * be taken over by a slice): serialized by upb, then copied into a slice. */
 static void reply_encode(srv_call_t *call, infer_ctx_t *x,
                          const TRITONBACKEND_Response *r) {
   upb_Arena *a = srv_call_arena(call);
@@ -132,12 +133,9 @@ static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Resp
     reply_aggregated(call, x);
   } else {
     x->replied = true;
-    /* Large outputs go without a copy: the reply's slices take them over. */
-    if (srv_infer_slices_worth(x->request, r))
-      srv_call_reply_buffer(call, srv_infer_slices_encode(x->model, x->request, r,
-                                                          srv_call_arena(call)));
-    else
-      reply_encode(call, x, r);
+    /* Written once into the slices gRPC sends; large outputs by reference. */
+    srv_call_reply_buffer(
+        call, srv_infer_slices_encode(x->model, x->request, r, srv_call_arena(call)));
     srv_response_free(r);
   }
   state_drop_if_done(x);

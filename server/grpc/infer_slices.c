@@ -37,22 +37,26 @@ bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
   return false;
 }
 
-/* The slices being gathered, and the copied bytes not yet in a slice. */
+/* The slices being gathered. Copied bytes are written once, straight into
+ * one slice allocated up front (`run`, sized for all of them); each stretch
+ * between two referenced outputs goes out as a sub-slice of it (a
+ * reference, no copy). */
 typedef struct {
   grpc_slice *slices;
   size_t count;
-  char *run; /* copied bytes since the last referenced slice */
-  size_t run_len;
+  grpc_slice run;
+  size_t run_start, run_len; /* the stretch not yet in a slice */
 } gather_t;
 
 static void run_flush(gather_t *g) {
   if (g->run_len == 0) return;
-  g->slices[g->count++] = grpc_slice_from_copied_buffer(g->run, g->run_len);
+  g->slices[g->count++] = grpc_slice_sub(g->run, g->run_start, g->run_start + g->run_len);
+  g->run_start += g->run_len;
   g->run_len = 0;
 }
 
 static void run_put(gather_t *g, const void *p, size_t n) {
-  memcpy(g->run + g->run_len, p, n);
+  memcpy(GRPC_SLICE_START_PTR(g->run) + g->run_start + g->run_len, p, n);
   g->run_len += n;
 }
 
@@ -98,6 +102,12 @@ static size_t wire_len(const TRITONBACKEND_Response *r, const struct TRITONBACKE
   return on_wire(r, o) && o->buffer != NULL ? o->byte_size : 0;
 }
 
+/* Whether output o goes as a slice of its own, its buffer taken over:
+ * large, and owned by r alone (not lent to or borrowed from others). */
+static bool taken(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
+  return !r->lent && !r->borrows && o->byte_size >= SRV_INFER_SLICE_MIN;
+}
+
 grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
                                           const TRITONBACKEND_Request *request,
                                           TRITONBACKEND_Response *r, upb_Arena *a) {
@@ -118,11 +128,11 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
   size_t small = head_len + 22; /* the outer tag and length, if any */
   for (uint32_t i = 0; i < r->output_count; i++) {
     small += 11;
-    if (r->outputs[i].byte_size < SRV_INFER_SLICE_MIN) small += r->outputs[i].byte_size;
+    if (!taken(r, &r->outputs[i])) small += r->outputs[i].byte_size;
   }
   gather_t g = {.slices = upb_Arena_Malloc(a, (2 * r->output_count + 1) * sizeof(grpc_slice)),
-                .run = upb_Arena_Malloc(a, small)};
-  if (g.slices == NULL || g.run == NULL) SRV_FATAL("out of memory");
+                .run = grpc_slice_malloc(small)};
+  if (g.slices == NULL) SRV_FATAL("out of memory");
   if (field != 0) { /* the reply nested in an outer message's field */
     size_t inner = head_len;
     for (uint32_t i = 0; i < r->output_count; i++) {
@@ -140,7 +150,7 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
     size_t len = wire_len(r, o);
     run_varint(&g, RAW_OUTPUT_TAG);
     run_varint(&g, len);
-    if (len < SRV_INFER_SLICE_MIN) {
+    if (len == 0 || !taken(r, o)) {
       if (len > 0) run_put(&g, o->buffer, len);
       continue;
     }
@@ -156,6 +166,7 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
     atomic_store_explicit(&d->handed, true, memory_order_release);
   }
   run_flush(&g);
+  grpc_slice_unref(g.run); /* its sub-slices keep it */
   grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(g.slices, g.count);
   for (size_t i = 0; i < g.count; i++) grpc_slice_unref(g.slices[i]);
   return bb;

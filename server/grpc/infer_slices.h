@@ -1,12 +1,12 @@
-/* A ModelInferResponse with large outputs, as the byte buffer gRPC sends,
- * without copying the outputs: the message's other fields are serialized
- * by upb, and each raw_output_contents entry follows as its own slices (a
- * field may come anywhere in a protobuf message, and the entries of a
- * repeated field keep their order), an output of at least
- * SRV_INFER_SLICE_MIN bytes as a slice that takes the output's buffer
- * over from the response (gRPC frees it once written). Small replies
- * keep the one-copy path (srv_infer_response_encode), which is cheaper
- * than a slice of their own. Runs on the actor that owns the request. */
+/* A ModelInferResponse as the byte buffer gRPC sends, each byte written
+ * once (issue 21): the message's other fields are serialized by upb (the
+ * head, small), and each raw_output_contents entry follows (a field may
+ * come anywhere in a protobuf message, and the entries of a repeated field
+ * keep their order). The head and small outputs are copied once, straight
+ * into one slice allocated at its final size, sent as sub-slices of it; an
+ * output of at least SRV_INFER_SLICE_MIN bytes that the response owns
+ * alone goes as a slice that takes its buffer over from the response
+ * (gRPC frees it once written). Runs on the actor that owns the request. */
 #ifndef NEREID_SERVER_GRPC_INFER_SLICES_H
 #define NEREID_SERVER_GRPC_INFER_SLICES_H
 
@@ -20,7 +20,8 @@
  *  the reference (measured: docs/perf.md, issue 19 follow-up). */
 #define SRV_INFER_SLICE_MIN (64 * 1024)
 
-/** Whether r has an output for `request` worth sending by reference. */
+/** Whether r has an output for `request` worth sending by reference (the
+ *  stream's choice between this and its own path). */
 bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
                             const TRITONBACKEND_Response *r);
 
