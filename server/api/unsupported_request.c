@@ -9,23 +9,6 @@
 #define UNSUPPORTED(name) \
   api_error_new(TRITONSERVER_ERROR_UNSUPPORTED, "%s is not supported by Nereid yet", name)
 
-TRITONSERVER_Error *TRITONBACKEND_InferenceRequestTimeoutMicroseconds(
-    TRITONBACKEND_Request *request, uint64_t *timeout) {
-  return UNSUPPORTED("TRITONBACKEND_InferenceRequestTimeoutMicroseconds");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_RequestParameter(TRITONBACKEND_Request *request,
-                                                   const uint32_t index, const char **key,
-                                                   TRITONSERVER_ParameterType *type,
-                                                   const void **vvalue) {
-  return UNSUPPORTED("TRITONBACKEND_RequestParameter");
-}
-
-TRITONSERVER_Error *TRITONBACKEND_RequestParameterCount(TRITONBACKEND_Request *request,
-                                                        uint32_t *count) {
-  return UNSUPPORTED("TRITONBACKEND_RequestParameterCount");
-}
-
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestCancel(
     TRITONSERVER_InferenceRequest *inference_request) {
   return UNSUPPORTED("TRITONSERVER_InferenceRequestCancel");

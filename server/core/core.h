@@ -26,6 +26,7 @@
 #include "server/model/infer_check.h"
 #include "server/model/model_view.h"
 #include "server/model/request.h"
+#include "server/model/request_params.h"
 #include "server/model/response.h"
 #include "server/options.h"
 #include "server/repository/load_override.h"

@@ -116,6 +116,10 @@ struct TRITONBACKEND_Request {
   uint32_t output_count;
   uint32_t batch_size; /* leading dimension, or 1 without batching */
   uint64_t queue_start_ns;
+  /* Parameters for the backend (request_params.h), in the owner's memory;
+   * NULL when the request carries none. */
+  struct srv_request_param *params;
+  uint32_t param_count, param_room;
   uint32_t priority;   /* 0: the model's default priority level */
   uint64_t timeout_us; /* the client's queue timeout; 0: none given */
   _Atomic bool released;
