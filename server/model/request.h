@@ -34,6 +34,10 @@ typedef struct srv_infer_state {
   _Atomic uint32_t refs;
   _Atomic bool cancelled;              /* set by the owner (client cancel, deadline) */
   _Atomic uint32_t responses_reported; /* next response_stats index */
+  /* An owner's link with a thread outside the actors that may reach it
+   * (the in-process API's TRITONSERVER_InferenceRequestCancel, see
+   * ../bls/bls_infer.c); 0 for every other owner. */
+  _Atomic uint32_t outside_link;
   act_actor_t *owner;                  /* receives responses and the release */
   void *owner_data;                    /* the owner's own, e.g. its per-request record */
   srv_model_t *model; /* a model reference, dropped with the state; NULL in tests */
