@@ -24,6 +24,7 @@
 #define BT_MAX_TENSORS 8
 #define BT_MAX_PIECES 8
 #define BT_MAX_SENT 256
+#define BT_MAX_PARAMS 16
 
 /* An output tensor as the client received it (a copy of its bytes). */
 typedef struct {
@@ -68,6 +69,17 @@ void bt_call_input(bt_call_t *c, const char *name, TRITONSERVER_DataType datatyp
 /** Asks for an output (copied). Asking for none gets all of the model's,
  *  as in Triton. */
 void bt_call_output(bt_call_t *c, const char *name);
+
+/** Adds a request parameter of each type (key and string copied; at most
+ *  BT_MAX_PARAMS), for the in-process route. */
+void bt_call_param_string(bt_call_t *c, const char *key, const char *value);
+void bt_call_param_int(bt_call_t *c, const char *key, int64_t value);
+void bt_call_param_bool(bt_call_t *c, const char *key, bool value);
+void bt_call_param_double(bt_call_t *c, const char *key, double value);
+
+/** The request's queue timeout and priority (in-process route; 0: none). */
+void bt_call_timeout(bt_call_t *c, uint64_t timeout_us);
+void bt_call_priority(bt_call_t *c, uint64_t priority);
 
 /** Sends the request through the in-process API; false, printing why, when
  *  the server refused it (nothing will come back then). */
