@@ -208,7 +208,8 @@ static TRITONSERVER_Error *sched_set(const ps_request_t *req,
 
 /* RequestExecutor::Infer, from TRITONSERVER_InferenceRequestNew on. */
 static TRITONSERVER_Error *request_fill(const ps_request_t *req,
-                                        TRITONSERVER_InferenceRequest *to, pending_t *p) {
+                                        TRITONSERVER_InferenceRequest *to, pending_t *p,
+                                        bool want_params) {
   PS_RETURN_IF_ERROR(TRITONSERVER_InferenceRequestSetId(to, req->id));
   if (req->correlation_id_string != NULL)
     PS_RETURN_IF_ERROR(
@@ -226,13 +227,16 @@ static TRITONSERVER_Error *request_fill(const ps_request_t *req,
         to, req->input_name, req->input, req->input_size, TRITONSERVER_MEMORY_CPU, 0));
   }
   PS_RETURN_IF_ERROR(TRITONSERVER_InferenceRequestAddRequestedOutput(to, "OUTPUT0"));
+  if (want_params)
+    PS_RETURN_IF_ERROR(TRITONSERVER_InferenceRequestAddRequestedOutput(to, "PARAMS"));
   return TRITONSERVER_InferenceRequestSetResponseCallback(to, allocator, NULL, on_response,
                                                           p);
 }
 
-/* Sends req on to `target`; on success p gets the answer and the release. */
+/* Sends req on to `target`, asking for OUTPUT0 and, if `want_params`,
+ * PARAMS; on success p gets the answer and the release. */
 static TRITONSERVER_Error *infer(TRITONSERVER_Server *server, const char *target,
-                                 const ps_request_t *req, pending_t *p) {
+                                 const ps_request_t *req, pending_t *p, bool want_params) {
   bool ready = false;
   uint32_t txn;
   PS_RETURN_IF_ERROR(TRITONSERVER_ServerModelIsReady(server, target, -1, &ready));
@@ -243,7 +247,7 @@ static TRITONSERVER_Error *infer(TRITONSERVER_Server *server, const char *target
                                                                    NULL));
   TRITONSERVER_InferenceRequest *to = NULL;
   TRITONSERVER_Error *err = TRITONSERVER_InferenceRequestNew(&to, server, target, -1);
-  if (err == NULL) err = request_fill(req, to, p);
+  if (err == NULL) err = request_fill(req, to, p, want_params);
   if (err == NULL) {
     p->request = to; /* before it flies: a cancel may come at once */
     err = TRITONSERVER_ServerInferAsync(server, to, NULL);
@@ -277,7 +281,7 @@ static TRITONSERVER_Error *run_bls(TRITONSERVER_Server *server, const char *targ
   sem_init(&p.done, 0, 0);
   pthread_mutex_init(&p.mu, NULL);
   bool cancelled = false;
-  TRITONSERVER_Error *err = infer(server, target, req, &p);
+  TRITONSERVER_Error *err = infer(server, target, req, &p, !cancel_it);
   bool flying = err == NULL;
   if (err == NULL && cancel_it) err = cancel(&p, &cancelled);
   if (err == NULL && cancel_it) err = cancel(&p, &cancelled); /* twice: still fine */
