@@ -8,6 +8,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/core.h"
+#include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_contents.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -360,10 +361,12 @@ static bool key_is(upb_StringView k, const char *s) {
   return k.size == strlen(s) && memcmp(k.data, s, k.size) == 0;
 }
 
-/* The keys Triton's gRPC frontend reads itself and never hands on. */
+/* The keys Triton's gRPC frontend reads itself and never hands on, and
+ * Nereid's own (infer_aggregate.h). */
 static bool key_reserved(upb_StringView k) {
   return key_is(k, "sequence_id") || key_is(k, "sequence_start") ||
-         key_is(k, "sequence_end") || key_is(k, "priority") || key_is(k, "timeout");
+         key_is(k, "sequence_end") || key_is(k, "priority") || key_is(k, "timeout") ||
+         key_is(k, SRV_AGGREGATE_PARAMETER);
 }
 
 /* One parameter for the backend, typed as Triton's gRPC frontend types it:

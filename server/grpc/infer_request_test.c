@@ -293,7 +293,8 @@ static void test_handed_on(void) {
   b = BUILD(STRING_P("s", "text"), INT64_P("n", -3), BOOL_P("b", 1), DOUBLE_P("d"),
             INT64_P("priority", 2), INT64_P("timeout", 5), INT64_P("sequence_id", 9),
             BOOL_P("sequence_start", 1), BOOL_P("sequence_end", 0),
-            BOOL_P("triton_enable_empty_final_response", 1));
+            BOOL_P("triton_enable_empty_final_response", 1),
+            BOOL_P("nereid_aggregate_responses", 1));
   REQUIRE(b.ok);
   CHECK_EQ_U64(b.param_count, 4);
   CHECK_STREQ(b.params, "b=b:1,d=d:1.5,n=i:-3,s=s:text,"); /* copies: bytes overwritten */
