@@ -209,6 +209,7 @@ static bool wait_both(call_t *c) {
 /* Sends a request to the stand-in answering in `how`, waits for its final
  * response and its release (and a moment for anything extra). */
 static bool run(int how, bool decoupled, call_t *c) {
+  c->keep = false; /* the release callback deletes the request */
   send_one(how, decoupled, c);
   return wait_both(c);
 }
