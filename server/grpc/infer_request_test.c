@@ -251,6 +251,21 @@ static void test_flags(void) {
   CHECK_EQ_U64(b.flags, 0);
 }
 
+/* A request with one parameter, refused with a text. */
+typedef struct {
+  param_t p;
+  const char *message;
+} refusal_t;
+
+static void refusals_check(const refusal_t *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    built_t b = build(&cases[i].p, 1);
+    CHECK(!b.ok);
+    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
+    CHECK_STREQ(b.message, cases[i].message);
+  }
+}
+
 /* Triton's texts, word for word, after the model's name: clients may
  * match them. */
 static void test_wrong_types(void) {
@@ -263,10 +278,7 @@ static void test_wrong_types(void) {
   static const char end_msg[] =
       "model 'm': invalid value type for 'sequence_end' parameter, expected "
       "bool_param.";
-  static const struct {
-    param_t p;
-    const char *message;
-  } cases[] = {
+  static const refusal_t cases[] = {
       {BOOL_P("sequence_id", 1), id_msg},
       {DOUBLE_P("sequence_id"), id_msg},
       {NONE_P("sequence_id"), id_msg},
@@ -276,12 +288,7 @@ static void test_wrong_types(void) {
       {UINT64_P("sequence_end", 1), end_msg},
       {DOUBLE_P("sequence_end"), end_msg},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    built_t b = build(&cases[i].p, 1);
-    CHECK(!b.ok);
-    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
-    CHECK_STREQ(b.message, cases[i].message);
-  }
+  refusals_check(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Every key Triton's gRPC frontend does not keep goes to the backend, with
@@ -309,10 +316,7 @@ static void test_refused(void) {
       "model 'm': parameter keys starting with 'triton_' are reserved for Triton usage. "
       "Only the following keys starting with 'triton_' are allowed: "
       "triton_enable_empty_final_response";
-  static const struct {
-    param_t p;
-    const char *message;
-  } cases[] = {
+  static const refusal_t cases[] = {
       {UINT64_P("u", 1), "model 'm': invalid value type for 'u' parameter, expected "
                          "int64_param, bool_param, or string_param."},
       {NONE_P("x"), "model 'm': invalid value type for 'x' parameter, expected "
@@ -323,12 +327,7 @@ static void test_refused(void) {
        "model 'm': invalid value type for 'triton_enable_empty_final_response' "
        "parameter, expected bool_param."},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    built_t b = build(&cases[i].p, 1);
-    CHECK(!b.ok);
-    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
-    CHECK_STREQ(b.message, cases[i].message);
-  }
+  refusals_check(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Our bounds: count, key length, string length, NUL bytes. */
