@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -63,8 +64,9 @@ static const flag_t flags[] = {
      "Setting for one backend, <backend>,<key>=<value>; repeatable. The backend "
      "reads it from TRITONBACKEND_BackendConfig."},
     {"backend-directory", FLAG_STRING, OPT(backend_directory), 0, 0,
-     "Folder of backends, <dir>/<name>/libtriton_<name>.so "
-     "(default /opt/tritonserver/backends)."},
+     "Folder of backends, <dir>/<name>/libtriton_<name>.so (default: the "
+     "installation's own, <folder of the nereid executable>/../backends, when that "
+     "folder exists, else /opt/tritonserver/backends as tritonserver)."},
     {"grpc-address", FLAG_STRING, OPT(grpc_address), 0, 0,
      "Address the gRPC service binds to (default 0.0.0.0)."},
     {"model-control-mode", FLAG_STRING, OPT(model_control_mode), 0, 0,
@@ -309,10 +311,39 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
   return NULL;
 }
 
+char *srv_options_backend_directory_for(const char *exe) {
+  /* tools/install's layout: PREFIX/bin/nereid beside PREFIX/backends. The
+   * executable's real path (/proc/self/exe has symlinks resolved), so a
+   * symlink to nereid elsewhere still finds the installation's backends. */
+  char dir[PATH_MAX];
+  char *up = NULL;
+  if (exe != NULL && snprintf(dir, sizeof dir, "%s", exe) < (int)sizeof dir) {
+    char *slash = strrchr(dir, '/'); /* PREFIX/bin/|nereid */
+    if (slash != NULL && slash != dir) {
+      *slash = '\0';
+      up = strrchr(dir, '/'); /* PREFIX/|bin */
+    }
+  }
+  struct stat sb;
+  if (up != NULL && (size_t)(up - dir) + sizeof "/backends" <= sizeof dir) {
+    memcpy(up, "/backends", sizeof "/backends");
+    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) return srv_strdup(dir);
+  }
+  return srv_strdup("/opt/tritonserver/backends");
+}
+
+static char *default_backend_directory(void) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return srv_options_backend_directory_for(NULL);
+  exe[n] = '\0';
+  return srv_options_backend_directory_for(exe);
+}
+
 static void options_defaults(srv_options_t *opt) {
   memset(opt, 0, sizeof *opt);
   opt->grpc_address = srv_strdup("0.0.0.0");
-  opt->backend_directory = srv_strdup("/opt/tritonserver/backends");
+  opt->backend_directory = default_backend_directory();
   opt->grpc_port = 8001;
   opt->http_address = srv_strdup("0.0.0.0");
   opt->http_port = 8000;

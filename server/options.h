@@ -108,6 +108,12 @@ int srv_options_compression_level(const srv_options_t *opt);
  *  after srv_options_validate accepted opt. */
 uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device);
 
+/** The default --backend-directory for an executable at `exe` (a real
+ *  path): `<folder of exe>/../backends` (as tools/install lays it out:
+ *  PREFIX/bin/nereid, PREFIX/backends) when that folder exists, else
+ *  tritonserver's /opt/tritonserver/backends. The caller frees it. */
+char *srv_options_backend_directory_for(const char *exe);
+
 void srv_options_usage(FILE *out);
 void srv_options_free(srv_options_t *opt);
 

@@ -3,8 +3,12 @@
 
 #include "server/common/restricted.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test/unit/unit.h"
 
@@ -387,7 +391,52 @@ static void transport_flags(void) {
   expect_error(neg, GRPC_STATUS_INVALID_ARGUMENT, "--grpc-keepalive-time");
 }
 
-UNIT_MAIN("options", UNIT_CASE(restricted_flags), UNIT_CASE(transport_flags),
+/* The default --backend-directory: the installation's backends folder
+ * beside bin/ when it exists (tools/install's layout), else tritonserver's. */
+static void default_backend_directory(void) {
+  char root[] = "/tmp/options_test_XXXXXX";
+  REQUIRE(mkdtemp(root) != NULL);
+  char bin[PATH_MAX], backends[PATH_MAX], exe[PATH_MAX];
+  snprintf(bin, sizeof bin, "%s/bin", root);
+  snprintf(backends, sizeof backends, "%s/backends", root);
+  snprintf(exe, sizeof exe, "%s/nereid", bin);
+  REQUIRE(mkdir(bin, 0700) == 0);
+
+  char *dir = srv_options_backend_directory_for(exe);
+  CHECK_STREQ(dir, "/opt/tritonserver/backends"); /* no backends folder yet */
+  free(dir);
+  REQUIRE(mkdir(backends, 0700) == 0);
+  dir = srv_options_backend_directory_for(exe);
+  CHECK_STREQ(dir, backends);
+  free(dir);
+  const char *odd[] = {NULL, "nereid", "/nereid", ""};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+    dir = srv_options_backend_directory_for(odd[i]);
+    CHECK_STREQ(dir, "/opt/tritonserver/backends");
+    free(dir);
+  }
+
+  /* parse's default is the rule applied to this very executable. */
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  REQUIRE(n > 0);
+  self[n] = '\0';
+  srv_options_t opt;
+  char *argv[] = {"nereid", NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  dir = srv_options_backend_directory_for(self);
+  CHECK_STREQ(opt.backend_directory, dir);
+  free(dir);
+  srv_options_free(&opt);
+  char *flag[] = {"nereid", "--backend-directory=/x", NULL};
+  REQUIRE(parse(&opt, flag) == NULL);
+  CHECK_STREQ(opt.backend_directory, "/x");
+  srv_options_free(&opt);
+
+  CHECK(rmdir(backends) == 0 && rmdir(bin) == 0 && rmdir(root) == 0);
+}
+
+UNIT_MAIN("options", UNIT_CASE(default_backend_directory), UNIT_CASE(restricted_flags), UNIT_CASE(transport_flags),
           UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
           UNIT_CASE(limit_flags), UNIT_CASE(defaults_match_tritonserver),
           UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),

@@ -91,7 +91,8 @@ SANITIZER = ("tsan" if "TSAN_OPTIONS" in os.environ else
 class Server:
     """One nereid process; its log is collected for assertions."""
 
-    def __init__(self, *args, repo=None, backends=None, env=None, expect_start=True):
+    def __init__(self, *args, repo=None, backends=None, env=None, expect_start=True,
+                 binary=None):
         self.log = b""
         self._log_lock = threading.Lock()
         self._started = threading.Event()
@@ -99,8 +100,11 @@ class Server:
         self.http_port = None  # the HTTP service's (LOCAL_HTTP: a free port)
         self.health_port = None  # --grpc-health-port's, when given
         repo = repo if repo is not None else empty_repo()
-        argv = [NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"] + LOCAL_HTTP + [
-                "--backend-directory=" + (backends or BACKENDS)]
+        # binary: another nereid (an installed one); backends="": no
+        # --backend-directory, the server's default.
+        argv = [binary or NEREID, "--grpc-address=127.0.0.1", "--grpc-port=0"] + LOCAL_HTTP
+        if backends != "":
+            argv.append("--backend-directory=" + (backends or BACKENDS))
         if repo:
             argv.append("--model-repository=" + repo)
         argv += list(args)
