@@ -350,6 +350,11 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
       .output_count = st->output_count,
       .priority = req->priority,
       .timeout_us = req->timeout_us,
+      /* Each step reads the ensemble request's parameters, as in Triton;
+       * borrowed like its id: every step ends before the request goes. */
+      .params = req->params,
+      .param_count = req->param_count,
+      .param_room = req->param_room,
   };
   srv_status_t *err = NULL;
   uint32_t n = 0;

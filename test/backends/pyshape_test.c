@@ -137,6 +137,30 @@ static void test_bls(void) {
   bt_stop(&s);
 }
 
+/* An ensemble hands its request's parameters and timeout to its steps. */
+static void test_ensemble(void) {
+  bt_server_t s;
+  REQUIRE(bt_start(&s, BT_TEST_BACKENDS, NULL));
+  CHECK(bt_load_ok(&s, "py", config("py", "echo", "", false)));
+  CHECK(bt_load_ok(
+      &s, "ens",
+      "{\"name\":\"ens\",\"platform\":\"ensemble\",\"max_batch_size\":0," TENSORS
+      ",\"ensemble_scheduling\":{\"step\":[{\"model_name\":\"py\",\"model_version\":-1,"
+      "\"input_map\":{\"INPUT0\":\"INPUT0\"},\"output_map\":{\"OUTPUT0\":\"OUTPUT0\","
+      "\"PARAMS\":\"PARAMS\"}}]}}"));
+  bt_call_t *c = call_new(&s, "ens");
+  bt_call_param_string(c, "s", "hello");
+  bt_call_param_double(c, "x", 0.25);
+  bt_call_timeout(c, 77);
+  CHECK(bt_call_send(c));
+  CHECK(bt_call_wait_done(c, bt_ms(5000)));
+  char text[512] = "";
+  CHECK(params_of(c, 0, text, sizeof text));
+  CHECK_STREQ(text, "s=s:hello,x=d:0.25;timeout=77");
+  bt_call_free(c);
+  bt_stop(&s);
+}
+
 /* A BLS call cancelled at once reaches its callee, which sleeps 3 s and
  * polls TRITONBACKEND_RequestIsCancelled (the recorder backend), or is
  * dropped from the callee's queue: either way a CANCELLED answer, long
@@ -231,5 +255,5 @@ static void test_param_bounds(void) {
   bt_stop(&s);
 }
 
-UNIT_MAIN("pyshape", UNIT_CASE(test_echo), UNIT_CASE(test_decoupled), UNIT_CASE(test_bls),
+UNIT_MAIN("pyshape", UNIT_CASE(test_echo), UNIT_CASE(test_decoupled), UNIT_CASE(test_bls), UNIT_CASE(test_ensemble),
           UNIT_CASE(test_bls_cancel), UNIT_CASE(test_param_bounds), UNIT_CASE(test_control))
