@@ -85,6 +85,14 @@ static const flag_t flags[] = {
      "Ready only when every model is ready (default true)."},
     {"exit-on-error", FLAG_BOOL, OPT(exit_on_error), 0, 0,
      "Exit when a model fails to load at start-up (default true, as tritonserver)."},
+    /* Model config auto-complete: these two rows together. */
+    {"disable-auto-complete-config", FLAG_BOOL, OPT(disable_auto_complete_config), 0, 0,
+     "Backends may not complete model configs, and every model folder needs its "
+     "config.pbtxt (default: they may, and a folder without one is completed from "
+     "its model file)."},
+    {"strict-model-config", FLAG_BOOL, OPT(strict_model_config), 0, 0,
+     "Deprecated, as in tritonserver: true is --disable-auto-complete-config, false "
+     "(the default) lets backends complete model configs."},
     {"grpc-port", FLAG_INT, OPT(grpc_port), 0, 65535,
      "Port of the gRPC service (default 8001; 0 picks a free port)."},
     {"worker-threads", FLAG_INT, OPT(worker_threads), 0, 1024,
@@ -380,6 +388,7 @@ static void options_defaults(srv_options_t *opt) {
 
 srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
   options_defaults(opt);
+  bool strict_given = false;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     if (strncmp(arg, "--", 2) != 0)
@@ -408,6 +417,20 @@ srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
     }
     srv_status_t *st = flag_set(opt, f, value);
     if (st != NULL) return st;
+    if (f->offset == OPT(strict_model_config)) {
+      strict_given = true;
+      SRV_WARN(
+          "'--strict-model-config' has been deprecated! Please use "
+          "'--disable-auto-complete-config' instead.");
+    }
+  }
+  /* tritonserver's rule: the newer flag wins over the older one. */
+  if (opt->disable_auto_complete_config) {
+    if (strict_given && !opt->strict_model_config)
+      SRV_WARN(
+          "Overriding deprecated '--strict-model-config' from False to True in favor "
+          "of '--disable-auto-complete-config'!");
+    opt->strict_model_config = true;
   }
   return NULL;
 }

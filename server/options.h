@@ -30,6 +30,18 @@ typedef struct {
   int model_load_threads;   /* --model-load-thread-count, default 4 */
   bool strict_readiness;    /* --strict-readiness, default true */
   bool exit_on_error;       /* --exit-on-error, default true */
+  /* Model config auto-complete (README.md, "Model configuration"). True:
+   * backends may not complete configs (TRITONBACKEND_ModelAutoCompleteConfig
+   * says false) and a model folder needs its config.pbtxt. The command
+   * line's default is false, as tritonserver's; --strict-model-config=<bool>
+   * sets it, and --disable-auto-complete-config makes it true whatever
+   * --strict-model-config said. An embedding program sets it with
+   * TRITONSERVER_ServerOptionsSetStrictModelConfig(strict), whose default
+   * in tritonserver's library is true (no auto-complete). Server-side
+   * completion of platform, backend and default_model_filename
+   * (model/platform.h) runs either way. */
+  bool strict_model_config;
+  bool disable_auto_complete_config; /* as given, folded into the one above */
   bool allow_grpc;          /* --allow-grpc (only true is supported) */
   bool allow_http;          /* --allow-http, default true */
   char *http_address;       /* --http-address, default 0.0.0.0 */

@@ -436,8 +436,46 @@ static void default_backend_directory(void) {
   CHECK(rmdir(backends) == 0 && rmdir(bin) == 0 && rmdir(root) == 0);
 }
 
-UNIT_MAIN("options", UNIT_CASE(default_backend_directory), UNIT_CASE(restricted_flags), UNIT_CASE(transport_flags),
-          UNIT_CASE(memory_pool_flags), UNIT_CASE(model_control_flags),
-          UNIT_CASE(limit_flags), UNIT_CASE(defaults_match_tritonserver),
-          UNIT_CASE(both_value_forms_and_repeats), UNIT_CASE(bad_flags_name_the_flag),
-          UNIT_CASE(validate_checks_repositories))
+/* Auto-complete: on by default on the command line, as tritonserver; the
+ * older --strict-model-config and the newer flag, which wins. */
+static void auto_complete_flags(void) {
+  srv_options_t opt;
+  struct {
+    const char *flags[3];
+    bool strict;
+  } cases[] = {
+      {{NULL}, false},
+      {{"--disable-auto-complete-config", NULL}, true},
+      {{"--disable-auto-complete-config=false", NULL}, false},
+      {{"--strict-model-config=true", NULL}, true},
+      {{"--strict-model-config", "false", NULL}, false},
+      {{"--strict-model-config=false", "--disable-auto-complete-config", NULL}, true},
+      {{"--disable-auto-complete-config", "--strict-model-config=false", NULL}, true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *argv[4] = {"nereid"};
+    for (int k = 0; k < 3 && cases[i].flags[k] != NULL; k++)
+      argv[k + 1] = (char *)cases[i].flags[k];
+    REQUIRE(parse(&opt, argv) == NULL);
+    if (opt.strict_model_config != cases[i].strict)
+      fprintf(stderr, "  case %zu: strict_model_config is %d\n", i,
+              (int)opt.strict_model_config);
+    CHECK(opt.strict_model_config == cases[i].strict);
+    srv_options_free(&opt);
+  }
+  char *bad[] = {"nereid", "--strict-model-config=maybe", NULL};
+  expect_error(bad, GRPC_STATUS_INVALID_ARGUMENT, "--strict-model-config");
+}
+
+UNIT_MAIN("options",
+          UNIT_CASE(default_backend_directory),
+          UNIT_CASE(restricted_flags),
+          UNIT_CASE(transport_flags),
+          UNIT_CASE(memory_pool_flags),
+          UNIT_CASE(model_control_flags),
+          UNIT_CASE(limit_flags),
+          UNIT_CASE(defaults_match_tritonserver),
+          UNIT_CASE(both_value_forms_and_repeats),
+          UNIT_CASE(bad_flags_name_the_flag),
+          UNIT_CASE(validate_checks_repositories),
+          UNIT_CASE(auto_complete_flags))

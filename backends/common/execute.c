@@ -7,11 +7,17 @@
 #include "backends/common/clock.h"
 #include "backends/common/error.h"
 
+/* What one request spent making its response (input) and sending it
+ * (output), as its statistics say. */
+typedef struct {
+  uint64_t input, output;
+} span_t;
+
 /* Answers one request; returns whether it succeeded. Per-request statistics
  * use this request's own timestamps, so a request is not charged for the
  * compute of the requests before it in the batch. */
 static bool answer(TRITONBACKEND_ModelInstance *instance, TRITONBACKEND_Request *request,
-                   bk_respond_fn *fn, void *ctx, uint64_t *batch_size) {
+                   bk_respond_fn *fn, void *ctx, uint64_t *batch_size, span_t *span) {
   uint64_t start = bk_now_ns();
   TRITONBACKEND_Response *response = NULL;
   TRITONSERVER_Error *err = TRITONBACKEND_ResponseNew(&response, request);
@@ -30,6 +36,8 @@ static bool answer(TRITONBACKEND_ModelInstance *instance, TRITONBACKEND_Request 
     BK_LOG_IF_ERROR(err, "creating a response");
   }
   uint64_t end = bk_now_ns();
+  span->input = compute_start - start;
+  span->output = end - compute_end;
   BK_LOG_IF_ERROR(TRITONBACKEND_ModelInstanceReportStatistics(
                       instance, request, ok, start, compute_start, compute_end, end),
                   "reporting request statistics");
@@ -38,20 +46,32 @@ static bool answer(TRITONBACKEND_ModelInstance *instance, TRITONBACKEND_Request 
   return ok;
 }
 
+/* The batch's statistics say what its requests' say, summed: its
+ * compute_input is the time its successful requests spent making their
+ * responses, its compute_output the time they spent sending them, and
+ * compute_infer the rest of the execution. So inference_stats and
+ * batch_stats agree on each total, as Triton's backends make them (they
+ * report the same four timestamps for a batch and its requests). */
 void bk_execute_each(TRITONBACKEND_ModelInstance *instance,
                      TRITONBACKEND_Request **requests, uint32_t count, bk_respond_fn *fn,
                      void *ctx) {
   uint64_t exec_start = bk_now_ns();
-  uint64_t compute_start = 0, total_batch = 0;
+  uint64_t total_batch = 0, input = 0, output = 0;
+  bool any = false;
   for (uint32_t i = 0; i < count; i++) {
-    if (i == 0) compute_start = bk_now_ns();
     uint64_t batch_size = 1;
-    if (answer(instance, requests[i], fn, ctx, &batch_size)) total_batch += batch_size;
+    span_t span = {0, 0};
+    if (!answer(instance, requests[i], fn, ctx, &batch_size, &span)) continue;
+    any = true;
+    total_batch += batch_size;
+    input += span.input;
+    output += span.output;
   }
   uint64_t exec_end = bk_now_ns();
-  if (total_batch == 0) return;
-  BK_LOG_IF_ERROR(
-      TRITONBACKEND_ModelInstanceReportBatchStatistics(instance, total_batch, exec_start,
-                                                       compute_start, exec_end, exec_end),
-      "reporting batch statistics");
+  if (!any) return;
+  /* The requests ran one after another inside [exec_start, exec_end]. */
+  BK_LOG_IF_ERROR(TRITONBACKEND_ModelInstanceReportBatchStatistics(
+                      instance, total_batch, exec_start, exec_start + input,
+                      exec_end - output, exec_end),
+                  "reporting batch statistics");
 }

@@ -13,6 +13,20 @@ void api_buffer_attributes_init(TRITONSERVER_BufferAttributes *attrs) {
   attrs->memory_type = TRITONSERVER_MEMORY_CPU;
 }
 
+static void handle_set(TRITONSERVER_BufferAttributes *attrs, const void *handle) {
+  attrs->has_cuda_ipc_handle = handle != NULL;
+  if (handle != NULL) memcpy(attrs->cuda_ipc_handle, handle, API_CUDA_IPC_HANDLE_SIZE);
+}
+
+void api_buffer_attributes_describe(TRITONSERVER_BufferAttributes *attrs, size_t byte_size,
+                                    TRITONSERVER_MemoryType memory_type,
+                                    int64_t memory_type_id, const void *cuda_ipc_handle) {
+  attrs->byte_size = byte_size;
+  attrs->memory_type = memory_type;
+  attrs->memory_type_id = memory_type_id;
+  handle_set(attrs, cuda_ipc_handle);
+}
+
 /* Triton dereferences without checking; a NULL here is a caller bug that we
  * report instead of crashing on. */
 static TRITONSERVER_Error *null_arg(const char *what) {
@@ -57,10 +71,7 @@ TRITONSERVER_Error *TRITONSERVER_BufferAttributesSetCudaIpcHandle(
   if (buffer_attributes == NULL) return null_arg("buffer_attributes");
   /* Triton copies the handle's 64 bytes, so the getter returns a pointer to
    * the copy; NULL (a crash in Triton) clears the handle. */
-  buffer_attributes->has_cuda_ipc_handle = cuda_ipc_handle != NULL;
-  if (cuda_ipc_handle != NULL) {
-    memcpy(buffer_attributes->cuda_ipc_handle, cuda_ipc_handle, API_CUDA_IPC_HANDLE_SIZE);
-  }
+  handle_set(buffer_attributes, cuda_ipc_handle);
   return NULL;
 }
 

@@ -28,4 +28,10 @@ struct TRITONSERVER_BufferAttributes {
 /** Sets the defaults of a new object: 0 bytes of CPU memory, id 0, no handle. */
 void api_buffer_attributes_init(TRITONSERVER_BufferAttributes *attrs);
 
+/** Describes one buffer in attrs: all four fields at once; the handle
+ *  (API_CUDA_IPC_HANDLE_SIZE bytes, or NULL for none) is copied. */
+void api_buffer_attributes_describe(TRITONSERVER_BufferAttributes *attrs, size_t byte_size,
+                                    TRITONSERVER_MemoryType memory_type,
+                                    int64_t memory_type_id, const void *cuda_ipc_handle);
+
 #endif

@@ -22,6 +22,20 @@ typedef struct {
   srv_param_value_t value;
 } srv_bls_param_t;
 
+/** Data of an input in pieces the user appended, referenced not copied. */
+typedef struct {
+  srv_buffer_t *buffers;
+  uint32_t buffer_count, buffer_cap;
+} srv_bls_data_t;
+
+/** An input's data for one host policy
+ *  (TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy): what an
+ *  instance of that policy reads instead of the input's own data. */
+typedef struct {
+  char *policy;
+  srv_bls_data_t data;
+} srv_bls_policy_data_t;
+
 /** An input as the user added it: its data is referenced, never copied. */
 typedef struct {
   char *name;
@@ -30,7 +44,22 @@ typedef struct {
   uint32_t dims_count;
   srv_buffer_t *buffers;
   uint32_t buffer_count, buffer_cap;
+  srv_bls_policy_data_t *policies;
+  uint32_t policy_count, policy_cap;
+  /* TRITONSERVER_InferenceRequestAddRawInput: type and shape are the
+   * model's one input's, its name too, found at ServerInferAsync. */
+  bool raw;
 } srv_bls_input_t;
+
+/** The raw input of u (added by TRITONSERVER_InferenceRequestAddRawInput)
+ *  as the model's one input, with Triton's checks and deduction: the
+ *  config's name, type and shape (a batch dimension of 1 when the model
+ *  batches, the one variable dimension from the byte size; a BYTES input
+ *  must have one element, and gets its 4-byte length prepended). *out
+ *  points into u and `arena`. NULL status and out->name NULL when u has
+ *  no raw input. On the caller's thread. */
+srv_status_t *srv_bls_raw_input(const srv_model_t *m, const TRITONSERVER_InferenceRequest *u,
+                                upb_Arena *arena, srv_bls_input_t *out);
 
 struct TRITONSERVER_InferenceRequest {
   struct srv_server *server;

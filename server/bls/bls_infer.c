@@ -54,6 +54,29 @@ typedef struct {
   bool ask_due;   /* an ask was sent that has not come yet */
 } flight_t;
 
+/* The input's data per host policy, each checked against the shape as
+ * the input's own data is; lists copied, data the user's. */
+static srv_status_t *policies_build(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                    const srv_bls_input_t *in, upb_Arena *arena,
+                                    struct TRITONBACKEND_Input *out) {
+  if (in->policy_count == 0) return NULL;
+  srv_policy_data_t *p = srv_arena_alloc(arena, in->policy_count * sizeof *p);
+  for (uint32_t i = 0; i < in->policy_count; i++) {
+    const srv_bls_policy_data_t *from = &in->policies[i];
+    srv_status_t *st = srv_check_input_data(m, spec, in->datatype, in->shape, in->dims_count,
+                                            from->data.buffers, from->data.buffer_count,
+                                            &p[i].byte_size);
+    if (st != NULL) return st;
+    p[i].policy = srv_arena_copy(arena, from->policy, strlen(from->policy) + 1);
+    p[i].buffers = srv_arena_copy(arena, from->data.buffers,
+                                  from->data.buffer_count * sizeof *from->data.buffers);
+    p[i].buffer_count = from->data.buffer_count;
+  }
+  out->policies = p;
+  out->policy_count = in->policy_count;
+  return NULL;
+}
+
 /* One input, checked as gRPC checks its inputs; shape and buffer list are
  * copied, the data stays the user's. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in,
@@ -76,7 +99,7 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_bls_input_t *in
   out->buffers =
       srv_arena_copy(arena, in->buffers, in->buffer_count * sizeof *in->buffers);
   out->buffer_count = in->buffer_count;
-  return NULL;
+  return policies_build(m, spec, in, arena, out);
 }
 
 static srv_status_t *inputs_build(const srv_model_t *m,
@@ -86,8 +109,12 @@ static srv_status_t *inputs_build(const srv_model_t *m,
    * empty, as the release expects. */
   r->inputs = srv_arena_alloc(arena, u->input_count * sizeof *r->inputs);
   memset(r->inputs, 0, u->input_count * sizeof *r->inputs);
+  srv_bls_input_t raw; /* the only input when set */
+  srv_status_t *raw_st = srv_bls_raw_input(m, u, arena, &raw);
+  if (raw_st != NULL) return raw_st;
   for (uint32_t i = 0; i < u->input_count; i++) {
-    srv_status_t *st = input_build(m, &u->inputs[i], arena, &r->inputs[i]);
+    const srv_bls_input_t *in = raw.name != NULL ? &raw : &u->inputs[i];
+    srv_status_t *st = input_build(m, in, arena, &r->inputs[i]);
     if (st != NULL) return st;
   }
   r->input_count = u->input_count;

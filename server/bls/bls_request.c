@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/api/buffer_attributes.h"
 #include "server/api/error.h"
 #include "server/api/error_status.h"
 #include "server/bls/bls.h"
@@ -48,14 +49,26 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestNew(
   return NULL;
 }
 
+static void policies_free(srv_bls_input_t *in) {
+  for (uint32_t i = 0; i < in->policy_count; i++) {
+    free(in->policies[i].policy);
+    free(in->policies[i].data.buffers);
+  }
+  free(in->policies);
+  in->policies = NULL;
+  in->policy_count = in->policy_cap = 0;
+}
+
 static void input_free(srv_bls_input_t *in) {
   free(in->name);
   free(in->shape);
   free(in->buffers);
+  policies_free(in);
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestDelete(
     TRITONSERVER_InferenceRequest *r) {
+  if (r == NULL) return NULL; /* Triton: deleting nothing succeeds */
   for (uint32_t i = 0; i < r->input_count; i++) input_free(&r->inputs[i]);
   free(r->inputs);
   for (uint32_t i = 0; i < r->output_count; i++) free(r->outputs[i]);
@@ -168,6 +181,22 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddInput(
   return NULL;
 }
 
+/* Triton's: an input whose name, type and shape come from the model's only
+ * input when the request is sent (srv_bls_raw_input); it must be the
+ * request's only input. */
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestAddRawInput(
+    TRITONSERVER_InferenceRequest *r, const char *name) {
+  if (name == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "raw input name must not be NULL");
+  if (r->input_count != 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "raw input '%s' can't be added to request with other inputs", name);
+  TRITONSERVER_Error *err =
+      TRITONSERVER_InferenceRequestAddInput(r, name, TRITONSERVER_TYPE_INVALID, NULL, 0);
+  if (err == NULL) r->inputs[r->input_count - 1].raw = true;
+  return err;
+}
+
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveInput(
     TRITONSERVER_InferenceRequest *r, const char *name) {
   srv_bls_input_t *in = input_find(r, name);
@@ -184,30 +213,74 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputs(
   return NULL;
 }
 
-/* The server reads inputs on the CPU (the backend may too), so only host
- * memory can be referenced; pinned host memory is host memory. */
-TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputData(
-    TRITONSERVER_InferenceRequest *r, const char *name, const void *base,
-    size_t byte_size, TRITONSERVER_MemoryType memory_type, int64_t memory_type_id) {
-  srv_bls_input_t *in = input_find(r, name);
-  if (in == NULL) return no_such_input(name);
+/* Appends a piece to a buffer list. The server reads inputs on the CPU
+ * (the backend may too), so host memory is referenced as such; pinned host
+ * memory is host memory. GPU data is passed on as it is: the receiving
+ * backend reads it where it lies, or gets a host copy
+ * (TRITONBACKEND_InputBuffer). */
+static TRITONSERVER_Error *piece_append(srv_buffer_t **buffers, uint32_t *count,
+                                        uint32_t *cap, const char *name, const void *base,
+                                        size_t byte_size, TRITONSERVER_MemoryType memory_type,
+                                        int64_t memory_type_id) {
   if (memory_type != TRITONSERVER_MEMORY_CPU &&
       memory_type != TRITONSERVER_MEMORY_CPU_PINNED && memory_type != TRITONSERVER_MEMORY_GPU)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "input '%s': unknown memory type %d",
                          name, (int)memory_type);
   if (byte_size == 0) return NULL; /* as Triton: an empty piece adds no buffer */
-  in->buffers = grow(in->buffers, in->buffer_count, &in->buffer_cap, sizeof *in->buffers);
-  /* GPU data is passed on as it is: the receiving backend reads it where
-   * it lies, or gets a host copy (TRITONBACKEND_InputBuffer). */
-  in->buffers[in->buffer_count] =
+  *buffers = grow(*buffers, *count, cap, sizeof **buffers);
+  bool gpu = memory_type == TRITONSERVER_MEMORY_GPU;
+  (*buffers)[(*count)++] =
       (srv_buffer_t){.base = base,
                      .size = byte_size,
-                     .memory_type = memory_type == TRITONSERVER_MEMORY_GPU
-                                        ? TRITONSERVER_MEMORY_GPU
-                                        : TRITONSERVER_MEMORY_CPU,
-                     .memory_type_id = memory_type == TRITONSERVER_MEMORY_GPU ? memory_type_id : 0};
-  in->buffer_count++;
+                     .memory_type = gpu ? TRITONSERVER_MEMORY_GPU : TRITONSERVER_MEMORY_CPU,
+                     .memory_type_id = gpu ? memory_type_id : 0};
   return NULL;
+}
+
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputData(
+    TRITONSERVER_InferenceRequest *r, const char *name, const void *base,
+    size_t byte_size, TRITONSERVER_MemoryType memory_type, int64_t memory_type_id) {
+  srv_bls_input_t *in = input_find(r, name);
+  if (in == NULL) return no_such_input(name);
+  return piece_append(&in->buffers, &in->buffer_count, &in->buffer_cap, name, base,
+                      byte_size, memory_type, memory_type_id);
+}
+
+/* Triton's: the attributes give type, device and size; the CUDA IPC
+ * handle is not needed, the server reads GPU data in its own process. */
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(
+    TRITONSERVER_InferenceRequest *r, const char *name, const void *base,
+    TRITONSERVER_BufferAttributes *buffer_attributes) {
+  if (buffer_attributes == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "input '%s': buffer_attributes must not be NULL", name);
+  return TRITONSERVER_InferenceRequestAppendInputData(
+      r, name, base, buffer_attributes->byte_size, buffer_attributes->memory_type,
+      buffer_attributes->memory_type_id);
+}
+
+/* Triton's: data that instances of host policy `host_policy_name` ("cpu",
+ * "gpu_<device>", TRITONBACKEND_ModelInstanceHostPolicy) read instead of
+ * the input's own (TRITONBACKEND_InputBufferForHostPolicy). */
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+    TRITONSERVER_InferenceRequest *r, const char *name, const void *base,
+    size_t byte_size, TRITONSERVER_MemoryType memory_type, int64_t memory_type_id,
+    const char *host_policy_name) {
+  srv_bls_input_t *in = input_find(r, name);
+  if (in == NULL) return no_such_input(name);
+  if (host_policy_name == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "input '%s': host_policy_name must not be NULL", name);
+  srv_bls_policy_data_t *p = NULL;
+  for (uint32_t i = 0; i < in->policy_count && p == NULL; i++)
+    if (strcmp(in->policies[i].policy, host_policy_name) == 0) p = &in->policies[i];
+  if (p == NULL) {
+    in->policies = grow(in->policies, in->policy_count, &in->policy_cap, sizeof *in->policies);
+    p = &in->policies[in->policy_count++];
+    *p = (srv_bls_policy_data_t){.policy = srv_strdup(host_policy_name)};
+  }
+  return piece_append(&p->data.buffers, &p->data.buffer_count, &p->data.buffer_cap, name,
+                      base, byte_size, memory_type, memory_type_id);
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputData(
@@ -215,6 +288,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestRemoveAllInputData(
   srv_bls_input_t *in = input_find(r, name);
   if (in == NULL) return no_such_input(name);
   in->buffer_count = 0;
+  policies_free(in); /* Triton drops the host policies' data too */
   return NULL;
 }
 

@@ -25,6 +25,9 @@ typedef struct {
 } bls_output_t;
 
 struct TRITONSERVER_InferenceResponse {
+  /* A reference, as Triton's response holds its model: the classification
+   * labels are the model's. */
+  srv_model_t *model;
   char *model_name;
   int64_t model_version;
   char *id;
@@ -140,6 +143,8 @@ static void outputs_fill(TRITONSERVER_InferenceResponse *resp, const srv_bls_ori
 static TRITONSERVER_InferenceResponse *response_new(const srv_bls_origin_t *o) {
   TRITONSERVER_InferenceResponse *resp = calloc(1, sizeof *resp);
   if (resp == NULL) SRV_FATAL("out of memory");
+  srv_model_ref(o->model);
+  resp->model = o->model;
   resp->model_name = srv_strdup(o->model->name);
   resp->model_version = o->model->version;
   resp->id = srv_strdup(o->id);
@@ -172,6 +177,9 @@ TRITONSERVER_InferenceResponse *srv_bls_response_failed(const srv_bls_origin_t *
 
 TRITONSERVER_Error *TRITONSERVER_InferenceResponseDelete(
     TRITONSERVER_InferenceResponse *resp) {
+  /* Triton's Python backend deletes the NULL response of a failed BLS
+   * call; Triton treats it as nothing to do. */
+  if (resp == NULL) return NULL;
   outputs_release(resp);
   for (uint32_t i = 0; i < resp->param_count; i++) {
     free(resp->params[i].name);
@@ -182,6 +190,7 @@ TRITONSERVER_Error *TRITONSERVER_InferenceResponseDelete(
   if (resp->error != NULL) TRITONSERVER_ErrorDelete(resp->error);
   free(resp->model_name);
   free(resp->id);
+  srv_model_unref(resp->model);
   free(resp);
   return NULL;
 }
@@ -262,5 +271,30 @@ TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutput(
   *memory_type = o->memory_type;
   *memory_type_id = o->memory_type_id;
   *userp = o->buffer_userp;
+  return NULL;
+}
+
+/* Triton's: the label of class `class_index` of output `index` from the
+ * output's label_filename, or NULL when it has none (no file, an index
+ * past its lines). */
+TRITONSERVER_Error *TRITONSERVER_InferenceResponseOutputClassificationLabel(
+    TRITONSERVER_InferenceResponse *resp, const uint32_t index, const size_t class_index,
+    const char **label) {
+  if (resp == NULL || label == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "inference_response and label must not be NULL");
+  if (index >= resp->output_count)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "out of bounds index %u: response has %u outputs", index,
+                         resp->output_count);
+  *label = NULL;
+  srv_model_desc_t d;
+  srv_model_describe(resp->model, &d);
+  for (uint32_t i = 0; i < d.output_count; i++) {
+    const srv_tensor_spec_t *spec = &d.outputs[i];
+    if (strcmp(spec->name, resp->outputs[index].name) != 0) continue;
+    if (class_index < spec->label_count) *label = spec->labels[class_index];
+    break;
+  }
   return NULL;
 }

@@ -259,6 +259,51 @@ static void expect_error(TRITONSERVER_Error *err, TRITONSERVER_Error_Code code,
   TRITONSERVER_ErrorDelete(err);
 }
 
+/* Data appended with buffer attributes reads as AppendInputData's; data
+ * for a host policy is checked as the input's own is, kept apart from it
+ * (simple's backend reads the input's own), and dropped with it. */
+static void test_input_data_variants(void) {
+  call_t c;
+  call_init(&c, 3);
+  TRITONSERVER_InferenceRequest *r = NULL;
+  const int64_t shape[2] = {1, 16};
+  OK(TRITONSERVER_InferenceRequestNew(&r, server(), "simple", -1));
+  REQUIRE(r != NULL);
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2));
+  OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT1", TRITONSERVER_TYPE_INT32, shape, 2));
+  TRITONSERVER_BufferAttributes *a = NULL;
+  OK(TRITONSERVER_BufferAttributesNew(&a));
+  OK(TRITONSERVER_BufferAttributesSetByteSize(a, sizeof c.in0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(r, "INPUT0", c.in0, a));
+  OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, sizeof c.in1,
+                                                  TRITONSERVER_MEMORY_CPU, 0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+      r, "INPUT1", c.in1, 8, TRITONSERVER_MEMORY_CPU, 0, "cpu"));
+  OK(TRITONSERVER_InferenceRequestSetReleaseCallback(r, on_release, &c));
+  OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, env.allocator, NULL, on_response,
+                                                      &c));
+  expect_error(TRITONSERVER_ServerInferAsync(server(), r, NULL),
+               TRITONSERVER_ERROR_INVALID_ARG, "INPUT1");
+  OK(TRITONSERVER_InferenceRequestRemoveAllInputData(r, "INPUT1"));
+  OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, sizeof c.in1,
+                                                  TRITONSERVER_MEMORY_CPU, 0));
+  OK(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+      r, "INPUT1", c.in1, sizeof c.in1, TRITONSERVER_MEMORY_CPU, 0, "cpu"));
+  OK(TRITONSERVER_ServerInferAsync(server(), r, NULL));
+  REQUIRE(call_wait(&c));
+  REQUIRE(c.resp[0] != NULL);
+  check_output(c.resp[0], 0, "OUTPUT0", &c, false);
+  expect_error(
+      TRITONSERVER_InferenceRequestAppendInputDataWithBufferAttributes(r, "INPUT0", c.in0, NULL),
+      TRITONSERVER_ERROR_INVALID_ARG, "buffer_attributes must not be NULL");
+  expect_error(TRITONSERVER_InferenceRequestAppendInputDataWithHostPolicy(
+                   r, "nope", c.in0, 4, TRITONSERVER_MEMORY_CPU, 0, "cpu"),
+               TRITONSERVER_ERROR_INVALID_ARG, "input 'nope' does not exist in request");
+  call_free(&c);
+  OK(TRITONSERVER_InferenceRequestDelete(r));
+  OK(TRITONSERVER_BufferAttributesDelete(a));
+}
+
 static void test_unknown_model(void) {
   TRITONSERVER_InferenceRequest *r = NULL;
   expect_error(TRITONSERVER_InferenceRequestNew(&r, server(), "nope", -1),
@@ -554,6 +599,29 @@ static TRITONBACKEND_Response *backend_response(TRITONBACKEND_Request *fake) {
   return r;
 }
 
+/* Classification labels: none for simple's outputs; then the two lines a
+ * label_filename would give, set on OUTPUT0's spec for the while. */
+static void labels_check(srv_model_t *m, TRITONSERVER_InferenceResponse *resp) {
+  const char *label = "x";
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 0, &label));
+  CHECK(label == NULL);
+  srv_tensor_spec_t *spec = NULL;
+  for (uint32_t i = 0; i < m->output_count; i++)
+    if (strcmp(m->outputs[i].name, "OUTPUT0") == 0) spec = &m->outputs[i];
+  REQUIRE(spec != NULL && spec->labels == NULL);
+  static const char *const two[2] = {"cat", "dog"};
+  spec->labels = two;
+  spec->label_count = 2;
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 1, &label));
+  CHECK_STREQ(label, "dog");
+  OK(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 0, 2, &label));
+  CHECK(label == NULL);
+  expect_error(TRITONSERVER_InferenceResponseOutputClassificationLabel(resp, 1, 0, &label),
+               TRITONSERVER_ERROR_INVALID_ARG, "out of bounds index 1");
+  spec->labels = NULL;
+  spec->label_count = 0;
+}
+
 static void test_response_conversion(void) {
   srv_model_t *m = model("simple");
   REQUIRE(m != NULL);
@@ -582,6 +650,7 @@ static void test_response_conversion(void) {
   CHECK(type == TRITONSERVER_PARAMETER_BOOL && *(const bool *)v);
   expect_error(TRITONSERVER_InferenceResponseParameter(resp, 3, &name, &type, &v),
                TRITONSERVER_ERROR_INVALID_ARG, "out of bounds index 3");
+  labels_check(m, resp);
   OK(TRITONSERVER_InferenceResponseDelete(resp));
   CHECK_EQ_U64(atomic_load(&live_buffers), 0);
   /* A failing allocator, then one that answers with GPU memory. */
@@ -870,6 +939,7 @@ int main(void) {
   }
   static const unit_case_t cases[] = {
       UNIT_CASE(test_simple_infer),
+      UNIT_CASE(test_input_data_variants),
       UNIT_CASE(test_unknown_model),
       UNIT_CASE(test_sequence),
       UNIT_CASE(test_refused_requests),

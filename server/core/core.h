@@ -9,7 +9,7 @@
  *     responses, final flags and release as messages to the owner actor it
  *     names (request.h, response.h);
  *   - reads statistics (stats.h, batch_stats.h, response_stats.h: lock-free
- *     counters);
+ *     counters; memory_usage.h: the backend's reports, under a mutex);
  *   - lists models and their states (registry.h views), scans the
  *     repositories (repo_scan.h) and asks for loads and unloads
  *     (repository.h, load_override.h).
@@ -35,6 +35,7 @@
 #include "server/repository/repository.h"
 #include "server/shm/shm.h"
 #include "server/stats/batch_stats.h"
+#include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
 #include "server/stats/stats.h"
 

@@ -21,7 +21,6 @@
 #include "server/sched/ensemble.h"
 #include "server/sched/scheduler.h"
 #include "server/sched/sequence.h"
-#include "upb/json_decode.h"
 
 static srv_model_t *model_new(srv_server_t *srv, const char *dir, const char *name,
                               int64_t version) {
@@ -116,12 +115,17 @@ static void backend_model_fini(srv_model_t *m) {
   }
 }
 
-static void model_release(srv_model_t *m) {
-  srv_ensemble_free(m);
+/* What scheduler_setup made (zeroed state is fine). */
+static void scheduler_free(srv_model_t *m) {
   srv_seq_free(m);
-  srv_instances_free(m);
   srv_batcher_free(m);
   srv_stats_free(&m->stats);
+}
+
+static void model_release(srv_model_t *m) {
+  srv_ensemble_free(m);
+  scheduler_free(m);
+  srv_instances_free(m);
   free(m->config_json);
   free(m->name);
   free(m->dir);
@@ -164,6 +168,23 @@ static srv_status_t *ensemble_load(srv_model_t *m, const char *config_source,
   return NULL;
 }
 
+/* The batcher (or the sequence batcher) and the statistics, from the
+ * completed config. */
+static srv_status_t *scheduler_setup(srv_model_t *m, const char *config_source) {
+  srv_status_t *st = srv_batcher_setup(m);
+  if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config)) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
+    st = srv_seq_setup(m, config_source != NULL ? config_source : path);
+  }
+  if (st != NULL) return st;
+  srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
+  /* The queue (set up by the batcher) publishes its depth per level. */
+  m->stats.queue_depth = m->queue.depth;
+  m->stats.queue_levels = m->queue.depth != NULL ? m->queue.level_count : 0;
+  return NULL;
+}
+
 srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *name,
                              int64_t version, const inference_ModelConfig *config,
                              const char *config_source, srv_model_t **out) {
@@ -179,25 +200,29 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
   if (srv_model_groups_prefer(m)) { /* the backend's preference changed the config */
     config_json_refresh(m);
   }
-  st = srv_batcher_setup(m);
-  if (st == NULL && inference_ModelConfig_has_sequence_batching(m->config)) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/config.pbtxt", m->dir);
-    st = srv_seq_setup(m, config_source != NULL ? config_source : path);
-  }
+  /* The config's own errors before the backend sees it, as tritonserver
+   * validates a config before it loads the model. */
+  st = scheduler_setup(m, config_source);
   if (st != NULL) {
     model_release(m);
     return st;
   }
-  srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
-  /* The queue (set up by the batcher) publishes its depth per level. */
-  m->stats.queue_depth = m->queue.depth;
-  m->stats.queue_levels = m->queue.depth != NULL ? m->queue.level_count : 0;
   m->config_settable = true;
   st = backend_model_init(m);
   m->config_settable = false;
   if (st != NULL) {
     model_release(m);
+    return st;
+  }
+  /* A config the backend completed (autocomplete.c) gets the scheduler and
+   * the statistics it asks for, as tritonserver makes its scheduler after
+   * ModelInitialize. */
+  if (m->config_replaced) {
+    scheduler_free(m);
+    st = scheduler_setup(m, "the configuration from TRITONBACKEND_ModelSetConfig");
+  }
+  if (st != NULL) {
+    load_undo(m, true);
     return st;
   }
   st = srv_instances_create(m);
@@ -332,61 +357,6 @@ TRITONSERVER_Error *TRITONBACKEND_ModelConfig(TRITONBACKEND_Model *model,
                          config_version);
   return TRITONSERVER_MessageNewFromSerializedJson(model_config, model->config_json,
                                                    model->config_json_len);
-}
-
-TRITONSERVER_Error *TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model *model,
-                                                          bool *auto_complete_config) {
-  (void)model;
-  *auto_complete_config = false; /* --disable-auto-complete-config is Nereid's default */
-  return NULL;
-}
-
-/* What errors call a config that the backend set. */
-#define SET_CONFIG_SOURCE "the configuration from TRITONBACKEND_ModelSetConfig"
-
-/* Replaces the configuration while the model initializes (before its
- * instances exist), as backends that complete their config do. */
-TRITONSERVER_Error *TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model *model,
-                                                 const uint32_t config_version,
-                                                 TRITONSERVER_Message *model_config) {
-  if (config_version != 1)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "model configuration version %u is not supported: only 1 is",
-                         config_version);
-  if (!model->config_settable)
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "model '%s': the configuration can only be set during "
-                         "TRITONBACKEND_ModelInitialize",
-                         model->name);
-  const char *json;
-  size_t len;
-  TRITONSERVER_Error *err =
-      TRITONSERVER_MessageSerializeToJson(model_config, &json, &len);
-  if (err != NULL) return err;
-  const upb_MessageDef *def = cfg_model_config_def();
-  inference_ModelConfig *config = inference_ModelConfig_new(model->arena);
-  upb_Status status;
-  upb_Status_Clear(&status);
-  if (config == NULL || !upb_JsonDecode(json, len, (upb_Message *)config, def,
-                                        upb_FileDef_Pool(upb_MessageDef_File(def)), 0,
-                                        model->arena, &status))
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "model '%s': invalid configuration JSON: %s", model->name,
-                         upb_Status_ErrorMessage(&status));
-  inference_ModelConfig *old = model->config;
-  model->config = config;
-  srv_status_t *st = srv_model_config_complete(model, SET_CONFIG_SOURCE);
-  if (st != NULL) {
-    model->config = old;
-    srv_model_config_complete(model, SET_CONFIG_SOURCE); /* restore what it gave */
-    err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s", srv_status_message(st));
-    srv_status_free(st);
-    return err;
-  }
-  free(model->config_json);
-  model->config_json =
-      srv_config_json_encode((const upb_Message *)config, def, &model->config_json_len);
-  return NULL;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelServer(TRITONBACKEND_Model *model,

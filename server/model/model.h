@@ -44,6 +44,7 @@ struct TRITONBACKEND_Model {
   inference_ModelConfig *config;
   char *config_json;
   bool config_settable;  /* during TRITONBACKEND_ModelInitialize only */
+  bool config_replaced;  /* TRITONBACKEND_ModelSetConfig replaced it */
   bool groups_defaulted; /* the config named no instance group */
   size_t config_json_len;
   int32_t max_batch_size;

@@ -135,6 +135,56 @@ static void scheduling_checked(void) {
                  "model 'm': dynamic batching preferred size 4 exceeds max_batch_size 2");
 }
 
-UNIT_MAIN("model_bare", UNIT_CASE(described_as_loaded), UNIT_CASE(nul_in_a_tensor_name),
+/* Model `m` from `text` is accepted, and its config's JSON holds each of
+ * the NULL-terminated `needles`. */
+static void expect_json(const char *text, const char *const *needles) {
+  srv_model_t *m;
+  srv_status_t *st = bare_from("m", text, strlen(text), &m);
+  if (st != NULL) fprintf(stderr, "  refused: %s\n", srv_status_message(st));
+  REQUIRE(st == NULL);
+  size_t len;
+  const char *json = srv_model_bare_config_json(m, &len);
+  for (size_t i = 0; needles[i] != NULL; i++) {
+    if (strstr(json, needles[i]) == NULL)
+      fprintf(stderr, "  no %s in %s\n", needles[i], json);
+    CHECK(strstr(json, needles[i]) != NULL);
+  }
+  srv_model_bare_free(m);
+}
+
+/* tritonserver's NormalizeModelConfig defaults, and what it leaves alone. */
+static void normalized_as_tritonserver(void) {
+  static const char *const batching[] = {
+      "\"version_policy\":{\"latest\":{\"num_versions\":1}}",
+      "\"preferred_batch_size\":[8]", "\"input_pinned_memory\":{\"enable\":true}",
+      "\"output_pinned_memory\":{\"enable\":true}", NULL};
+  expect_json(
+      "backend: 'b' max_batch_size: 8 dynamic_batching {}"
+      " input {name: 'I' data_type: TYPE_INT32 dims: 1}",
+      batching);
+  /* Given values stay; no preferred size without batching. */
+  static const char *const given[] = {"\"preferred_batch_size\":[]",
+                                      "\"version_policy\":{\"all\":{}}",
+                                      "\"input_pinned_memory\":{\"enable\":false}",
+                                      "\"output_pinned_memory\":{\"enable\":true}", NULL};
+  expect_json(
+      "backend: 'b' dynamic_batching {} version_policy {all {}}"
+      " optimization {input_pinned_memory {enable: false}}",
+      given);
+  static const char *const sequence[] = {
+      "\"max_sequence_idle_microseconds\":1000000",
+      "\"oldest\":{\"max_candidate_sequences\":0,\"preferred_batch_size\":[4]", NULL};
+  expect_json(
+      "backend: 'b' max_batch_size: 4 sequence_batching {oldest {}}"
+      " input {name: 'I' data_type: TYPE_INT32 dims: 1}",
+      sequence);
+  /* Platform and default file name, as tritonserver completes them. */
+  static const char *const torch[] = {"\"platform\":\"pytorch_libtorch\"",
+                                      "\"default_model_filename\":\"model.pt\"", NULL};
+  expect_json("backend: 'pytorch'", torch);
+}
+
+UNIT_MAIN("model_bare", UNIT_CASE(normalized_as_tritonserver),
+          UNIT_CASE(described_as_loaded), UNIT_CASE(nul_in_a_tensor_name),
           UNIT_CASE(unknown_instance_kind), UNIT_CASE(gpu_groups),
           UNIT_CASE(scheduling_checked))

@@ -12,6 +12,7 @@
 #include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/labels.h"
+#include "server/model/platform.h"
 #include "server/sched/ensemble_graph.h"
 
 #define INVALID(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -37,28 +38,13 @@ static srv_status_t *check_name(srv_model_t *m) {
   return NULL;
 }
 
-/* Platforms name the backend that serves them (Triton's mapping). */
-static srv_status_t *check_backend(srv_model_t *m) {
-  static const char *const platforms[][2] = {
-      {"tensorflow_graphdef", "tensorflow"}, {"tensorflow_savedmodel", "tensorflow"},
-      {"tensorrt_plan", "tensorrt"},         {"onnxruntime_onnx", "onnxruntime"},
-      {"pytorch_libtorch", "pytorch"},
-  };
-  if (srv_ensemble_config_is(m->config)) return NULL; /* sched/ensemble.c */
-  if (inference_ModelConfig_backend(m->config).size > 0) return NULL;
-  upb_StringView platform = inference_ModelConfig_platform(m->config);
-  for (size_t i = 0; i < sizeof platforms / sizeof platforms[0]; i++) {
-    if (view_eq(platform, platforms[i][0])) {
-      inference_ModelConfig_set_backend(m->config,
-                                        upb_StringView_FromString(platforms[i][1]));
-      return NULL;
-    }
-  }
-  if (platform.size > 0)
-    return INVALID("model '%s': unknown platform '%.*s'", m->name, (int)platform.size,
-                   platform.data);
-  return INVALID("model '%s': config.pbtxt must name a 'backend' or a 'platform'",
-                 m->name);
+/* platform, backend and default_model_filename as tritonserver completes
+ * and checks them, on every config (platform.h). An ensemble has its own
+ * checks (sched/ensemble_graph.c). */
+static srv_status_t *check_backend(srv_model_t *m, const char *source) {
+  if (srv_ensemble_config_is(m->config)) return NULL;
+  srv_status_t *st = srv_platform_complete(m->config, m->name, m->dir, source, m->arena);
+  return st != NULL ? st : srv_platform_check(m->config, m->name, source);
 }
 
 static srv_status_t *check_dims(srv_model_t *m, const char *what, srv_tensor_spec_t *t) {
@@ -299,11 +285,68 @@ bool srv_model_groups_prefer(srv_model_t *m) {
   return false;
 }
 
+/* tritonserver's NormalizeModelConfig: the defaults it writes into every
+ * config, so that ModelConfig and TRITONBACKEND_ModelConfig show them.
+ * Each leaves the scheduling as it was: a single preferred batch size of
+ * max_batch_size batches as none does, and the idle time is the one the
+ * sequence batcher assumes when it is 0. */
+static void normalize(srv_model_t *m) {
+  inference_ModelConfig *c = m->config;
+  upb_Arena *a = m->arena;
+  if (!inference_ModelConfig_has_version_policy(c)) {
+    inference_ModelVersionPolicy *vp = inference_ModelConfig_mutable_version_policy(c, a);
+    inference_ModelVersionPolicy_Latest *l =
+        vp != NULL ? inference_ModelVersionPolicy_mutable_latest(vp, a) : NULL;
+    if (l == NULL) SRV_FATAL("out of memory");
+    inference_ModelVersionPolicy_Latest_set_num_versions(l, 1);
+  }
+  int32_t max = m->max_batch_size;
+  size_t n = 0;
+  inference_ModelDynamicBatching *db =
+      (inference_ModelDynamicBatching *)inference_ModelConfig_dynamic_batching(c);
+  if (db != NULL) inference_ModelDynamicBatching_preferred_batch_size(db, &n);
+  if (db != NULL && max > 0 && n == 0 &&
+      !inference_ModelDynamicBatching_add_preferred_batch_size(db, max, a))
+    SRV_FATAL("out of memory");
+  inference_ModelSequenceBatching *sb =
+      (inference_ModelSequenceBatching *)inference_ModelConfig_sequence_batching(c);
+  if (sb != NULL &&
+      inference_ModelSequenceBatching_max_sequence_idle_microseconds(sb) == 0)
+    inference_ModelSequenceBatching_set_max_sequence_idle_microseconds(sb, 1000000);
+  inference_ModelSequenceBatching_StrategyOldest *o =
+      sb != NULL ? (inference_ModelSequenceBatching_StrategyOldest *)
+                       inference_ModelSequenceBatching_oldest(sb)
+                 : NULL;
+  n = 0;
+  if (o != NULL)
+    inference_ModelSequenceBatching_StrategyOldest_preferred_batch_size(o, &n);
+  if (o != NULL && max > 0 && n == 0 &&
+      !inference_ModelSequenceBatching_StrategyOldest_add_preferred_batch_size(o, max, a))
+    SRV_FATAL("out of memory");
+  if (inference_ModelConfig_has_ensemble_scheduling(c)) return;
+  inference_ModelOptimizationPolicy *opt =
+      inference_ModelConfig_mutable_optimization(c, a);
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer *in =
+      opt == NULL || inference_ModelOptimizationPolicy_has_input_pinned_memory(opt)
+          ? NULL
+          : inference_ModelOptimizationPolicy_mutable_input_pinned_memory(opt, a);
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer *out =
+      opt == NULL || inference_ModelOptimizationPolicy_has_output_pinned_memory(opt)
+          ? NULL
+          : inference_ModelOptimizationPolicy_mutable_output_pinned_memory(opt, a);
+  if (opt == NULL) SRV_FATAL("out of memory");
+  if (in != NULL)
+    inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(in, true);
+  if (out != NULL)
+    inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(out, true);
+}
+
 srv_status_t *srv_model_config_complete(srv_model_t *m, const char *source) {
   srv_status_t *st = srv_config_limits_check(m->config, m->name, source);
   if (st == NULL) st = check_name(m);
-  if (st == NULL) st = check_backend(m);
+  if (st == NULL) st = check_backend(m, source);
   if (st == NULL) st = check_tensors(m);
+  if (st == NULL) normalize(m);
   /* An ensemble has no instances (its compiler refuses instance groups). */
   if (st == NULL && !srv_ensemble_config_is(m->config)) st = check_instance_groups(m);
   if (st != NULL) return st;

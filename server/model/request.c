@@ -148,6 +148,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestOutputBufferProperties(
 
 TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
                                                  uint32_t release_flags) {
+  /* Triton crashes here; a release of nothing changes nothing. */
+  if (request == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "request to release is NULL");
   if (release_flags != TRITONSERVER_REQUEST_RELEASE_ALL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "request release flags %u: only RELEASE_ALL is supported",
@@ -157,14 +160,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
   srv_request_pending_end(request); /* released without executing */
-  /* Host copies exist for inputs in GPU memory only. */
-  for (uint32_t i = 0; i < request->input_count; i++) {
-    struct TRITONBACKEND_Input *in = &request->inputs[i];
-    if (in->buffer_count != 1 || in->buffers[0].memory_type != TRITONSERVER_MEMORY_GPU)
-      continue;
-    free(in->staged);
-    in->staged = NULL;
-  }
+  for (uint32_t i = 0; i < request->input_count; i++) srv_input_release(&request->inputs[i]);
+  for (uint32_t i = 0; i < request->extra_count; i++)
+    srv_input_release(&request->extra_inputs[i]);
   request->msg.kind = SRV_MSG_INFER_RELEASED;
   act_actor_t *to =
       request->release_to != NULL ? request->release_to : request->state->owner;

@@ -75,6 +75,16 @@ typedef struct {
   int64_t memory_type_id;
 } srv_buffer_t;
 
+/** An input's data for one host policy (Triton's
+ *  AppendInputDataWithHostPolicy): an instance whose policy it names reads
+ *  it instead of the input's own buffers. */
+typedef struct {
+  const char *policy;
+  const srv_buffer_t *buffers;
+  uint32_t buffer_count;
+  uint64_t byte_size;
+} srv_policy_data_t;
+
 /** An input tensor (TRITONBACKEND_Input). Data is referenced, not copied. */
 struct TRITONBACKEND_Input {
   const char *name;
@@ -84,10 +94,19 @@ struct TRITONBACKEND_Input {
   uint64_t byte_size;
   const srv_buffer_t *buffers;
   uint32_t buffer_count;
+  const srv_policy_data_t *policies; /* none from most frontends */
+  uint32_t policy_count;
   /* A host copy of a one-buffer input in GPU memory, made the first time
    * a backend asks for it in host memory; freed at the release. */
   void *staged;
+  /* One per buffer, made the first time a backend asks for any
+   * (TRITONBACKEND_InputBufferAttributes); freed at the release. */
+  TRITONSERVER_BufferAttributes *attrs;
 };
+
+/** Frees what backends made an input make (its host copy, its buffer
+ *  attributes). The releasing backend's thread. */
+void srv_input_release(struct TRITONBACKEND_Input *in);
 
 struct TRITONBACKEND_Request {
   act_msg_t msg; /* to the model actor; back to the owner when released */

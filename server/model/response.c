@@ -70,8 +70,9 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseNewFromFactory(
   return NULL;
 }
 
+/* NULL is a no-op, as in Triton: backends delete what a failed call left. */
 TRITONSERVER_Error *TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response *response) {
-  srv_response_free(response);
+  if (response != NULL) srv_response_free(response);
   return NULL;
 }
 
@@ -130,6 +131,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
   }
   struct TRITONBACKEND_Output *o = &response->outputs[response->output_count++];
   memset(o, 0, sizeof *o);
+  api_buffer_attributes_init(&o->attrs);
   o->name = srv_strdup(name);
   o->datatype = datatype;
   o->dims_count = dims_count;
@@ -166,6 +168,8 @@ TRITONSERVER_Error *TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output *output,
     *buffer = shm->addr;
     *memory_type = shm->memory_type;
     *memory_type_id = shm->memory_type_id;
+    api_buffer_attributes_describe(&output->attrs, buffer_byte_size, shm->memory_type,
+                                   shm->memory_type_id, srv_shm_cuda_ipc_handle(shm));
     return NULL;
   }
   /* Else CPU memory whatever was asked: the frontend sends from host
@@ -179,6 +183,20 @@ TRITONSERVER_Error *TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output *output,
   *buffer = output->buffer;
   *memory_type = TRITONSERVER_MEMORY_CPU;
   *memory_type_id = 0;
+  api_buffer_attributes_describe(&output->attrs, buffer_byte_size, TRITONSERVER_MEMORY_CPU, 0,
+                                 NULL);
+  return NULL;
+}
+
+/* Triton's: the attributes of the buffer TRITONBACKEND_OutputBuffer gave
+ * (defaults before), owned by the output. Triton's Python backend reads
+ * them for every output, and writes a GPU output through the handle. */
+TRITONSERVER_Error *TRITONBACKEND_OutputBufferAttributes(
+    TRITONBACKEND_Output *output, TRITONSERVER_BufferAttributes **buffer_attributes) {
+  if (output == NULL || buffer_attributes == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "output and buffer_attributes must not be NULL");
+  *buffer_attributes = &output->attrs;
   return NULL;
 }
 
@@ -276,6 +294,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryNew(
 
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryDelete(
     TRITONBACKEND_ResponseFactory *factory) {
+  if (factory == NULL) return NULL; /* Triton: deleting nothing succeeds */
   srv_infer_state_unref(factory->state);
   free(factory);
   return NULL;

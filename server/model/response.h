@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_MODEL_RESPONSE_H
 #define NEREID_SERVER_MODEL_RESPONSE_H
 
+#include "server/api/buffer_attributes.h"
 #include "server/model/request.h"
 
 struct TRITONBACKEND_Output {
@@ -18,6 +19,9 @@ struct TRITONBACKEND_Output {
    * asked; `in_place` when the buffer is the region's memory itself. */
   const srv_shm_ref_t *shm;
   bool in_place;
+  /* What TRITONBACKEND_OutputBufferAttributes hands out (the output owns
+   * it): the defaults until the buffer exists, then the buffer's. */
+  TRITONSERVER_BufferAttributes attrs;
 };
 
 typedef struct {

@@ -2,6 +2,7 @@
  * that run one job at a time — load a model's versions, destroy a model,
  * scan the repositories, remove a private folder — and send it back. All
  * the blocking work of the model life cycle happens here. */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -161,14 +162,29 @@ static const char *config_source(const repo_job_t *job, char *path, size_t len) 
   return path;
 }
 
+/* A model folder without config.pbtxt is a model whose config is
+ * completed, unless auto-complete is off (--disable-auto-complete-config):
+ * tritonserver's rule. Any other reason the file cannot be read stays an
+ * error. */
+static bool config_missing_allowed(const srv_options_t *opt, const char *path) {
+  struct stat sb;
+  return !opt->strict_model_config && stat(path, &sb) != 0 && errno == ENOENT;
+}
+
 /* The config, checked against the limits before the version policy or
  * anything else reads it. */
-static inference_ModelConfig *config_get(repo_job_t *job, upb_Arena *arena) {
+static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *job,
+                                         upb_Arena *arena) {
   const char *name = job->record->name;
   char path[PATH_MAX], err[512];
   const char *source = config_source(job, path, sizeof path);
   inference_ModelConfig *c = NULL;
-  if (source == path) {
+  if (source == path && config_missing_allowed(opt, path)) {
+    /* tritonserver's auto-complete: the model file and the backend fill
+     * in the rest (model/platform.h, model/autocomplete.c). */
+    c = inference_ModelConfig_new(arena);
+    if (c == NULL) SRV_FATAL("out of memory");
+  } else if (source == path) {
     c = cfg_model_config_read(path, arena, err, sizeof err);
     if (c == NULL) job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
   } else {
@@ -222,7 +238,7 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
   }
   job->arena = upb_Arena_New();
   if (job->arena == NULL) SRV_FATAL("out of memory");
-  job->config = config_get(job, job->arena);
+  job->config = config_get(r->srv->options, job, job->arena);
   if (job->config == NULL) return;
   if (srv_ensemble_config_is(job->config)) {
     /* The config's own errors first, in the compiler's words, before its

@@ -352,6 +352,10 @@ srv_status_t *srv_shm_acquire(srv_shm_t *shm, const char *name, size_t name_len,
   return NULL;
 }
 
+const void *srv_shm_cuda_ipc_handle(const srv_shm_ref_t *ref) {
+  return ref->region->kind == SRV_SHM_CUDA ? ref->region->ipc_handle : NULL;
+}
+
 void srv_shm_release(srv_shm_ref_t *ref) {
   if (ref->region == NULL) return;
   srv_shm_region_unref(ref->region);

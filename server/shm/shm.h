@@ -92,6 +92,11 @@ typedef struct {
 srv_status_t *srv_shm_acquire(srv_shm_t *shm, const char *name, size_t name_len,
                               uint64_t offset, uint64_t byte_size, srv_shm_ref_t *out);
 
+/** The CUDA IPC handle the client registered ref's region with
+ *  (SRV_CUDA_IPC_HANDLE_SIZE bytes, living as long as ref), or NULL for a
+ *  system region. */
+const void *srv_shm_cuda_ipc_handle(const srv_shm_ref_t *ref);
+
 /** Drops what srv_shm_acquire took. */
 void srv_shm_release(srv_shm_ref_t *ref);
 

@@ -134,6 +134,7 @@ srv_status_t *srv_shm_region_cuda(const char *name, const void *raw_handle,
   }
   srv_shm_region_t *r = region_new(SRV_SHM_CUDA, name, byte_size);
   r->device_id = device_id;
+  memcpy(r->ipc_handle, raw_handle, sizeof r->ipc_handle);
   r->map = ptr;
   r->base = ptr;
   *out = r;

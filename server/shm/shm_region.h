@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "server/cuda/cuda.h"
 #include "server/shm/shm.h"
 
 struct srv_shm_region {
@@ -21,6 +22,9 @@ struct srv_shm_region {
   size_t map_len;
   char *base;         /* the region's first byte */
   uint32_t guard;     /* system: the SIGBUS guard slot */
+  /* CUDA: the client's handle, handed to backends with outputs placed in
+   * the region (TRITONBACKEND_OutputBufferAttributes), as Triton does. */
+  unsigned char ipc_handle[SRV_CUDA_IPC_HANDLE_SIZE];
 };
 
 /** Opens and maps a system region (refs 1). */

@@ -1,6 +1,6 @@
 /* The sparse per-batch-size table (see batch_stats.h). Index i (the batch
- * size) lives in node i / NODE_SPAN, leaf (i % NODE_SPAN) / LEAF, slot
- * i % LEAF. Nodes are sized to the part of the limit they cover, so a
+ * size, 0 included) lives in node i / NODE_SPAN, leaf (i % NODE_SPAN) /
+ * LEAF, slot i % LEAF. Nodes are sized to the part of the limit they cover, so a
  * model with max_batch_size 8 has one node of one pointer. */
 #include "server/stats/batch_stats.h"
 
@@ -50,7 +50,7 @@ void srv_batch_table_free(srv_batch_table_t *t) {
 }
 
 srv_batch_stats_t *srv_batch_table_entry(srv_batch_table_t *t, uint64_t size) {
-  if (size == 0 || size > t->limit) return NULL;
+  if (size > t->limit) return NULL;
   uint32_t n = (uint32_t)(size / NODE_SPAN);
   uint32_t l = (uint32_t)(size % NODE_SPAN / SRV_BATCH_STATS_LEAF);
   slot_t *node = srv_stats_block(&t->nodes[n], leaf_count(t, n) * sizeof(slot_t));
@@ -60,7 +60,7 @@ srv_batch_stats_t *srv_batch_table_entry(srv_batch_table_t *t, uint64_t size) {
 }
 
 srv_batch_stats_t *srv_batch_table_next(srv_batch_table_t *t, uint64_t *size) {
-  uint64_t i = *size > 0 ? *size : 1;
+  uint64_t i = *size;
   while (i <= t->limit) {
     uint32_t n = (uint32_t)(i / NODE_SPAN);
     /* Acquire (both levels): pairs with the installing CAS, so the zeroed

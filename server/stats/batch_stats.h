@@ -18,15 +18,16 @@
 
 typedef struct srv_batch_table srv_batch_table_t;
 
-/** A table for batch sizes 1..limit; its top level takes 8 bytes per
- *  65536 sizes of `limit`. */
+/** A table for batch sizes 0..limit; its top level takes 8 bytes per
+ *  65536 sizes of `limit`. Size 0 is what Triton's backends report for a
+ *  model that does not batch (Triton's identity backend does). */
 srv_batch_table_t *srv_batch_table_new(uint32_t limit);
 
 /** Frees the table and its blocks. When no thread uses it any more. */
 void srv_batch_table_free(srv_batch_table_t *t);
 
 /** The statistics of batch size `size`, made on first use; NULL when size
- *  is 0 or past the limit. Any thread, lock-free. */
+ *  is past the limit. Any thread, lock-free. */
 srv_batch_stats_t *srv_batch_table_entry(srv_batch_table_t *t, uint64_t size);
 
 /** The entry of the smallest size >= *size that has one (whose block was

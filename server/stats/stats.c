@@ -2,6 +2,7 @@
 #include "server/stats/stats.h"
 
 #include "server/stats/batch_stats.h"
+#include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
 
 #include <stdlib.h>
@@ -16,6 +17,7 @@ void srv_stats_init(srv_stats_t *s, uint32_t max_batch) {
   s->batches = srv_batch_table_new(s->batch_limit);
   s->responses = calloc(1, sizeof *s->responses);
   if (s->responses == NULL) SRV_FATAL("out of memory");
+  s->memory = srv_memory_usage_new();
 }
 
 void srv_stats_free(srv_stats_t *s) {
@@ -23,6 +25,8 @@ void srv_stats_free(srv_stats_t *s) {
   s->batches = NULL;
   srv_response_stats_free(s->responses);
   s->responses = NULL;
+  srv_memory_usage_free(s->memory);
+  s->memory = NULL;
   free(s->steps);
   s->steps = NULL;
   s->step_count = 0;

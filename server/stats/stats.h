@@ -50,12 +50,13 @@ typedef struct {
   srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
   srv_duration_t cache_hit, cache_miss; /* no cache yet: stay zero */
-  _Atomic uint64_t inference_count;     /* batch elements inferred */
+  _Atomic uint64_t inference_count;     /* batch elements of successful requests */
   _Atomic uint64_t execution_count;     /* backend executions */
   _Atomic uint64_t last_inference_ms;   /* wall-clock ms of the last one */
-  uint32_t batch_limit;                 /* batch sizes 1..batch_limit */
+  uint32_t batch_limit;                 /* batch sizes 0..batch_limit */
   struct srv_batch_table *batches;      /* per batch size (batch_stats.h) */
   struct srv_response_stats *responses; /* per response index (response_stats.h) */
+  struct srv_memory_usage *memory;      /* reported by the backend (memory_usage.h) */
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
   srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
   uint32_t step_count;

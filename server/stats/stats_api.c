@@ -2,11 +2,13 @@
  * threads: per-request and per-batch timings into the model's counters. */
 #include <stdlib.h>
 
+#include "server/api/buffer_attributes.h"
 #include "server/api/error.h"
 #include "server/common/log.h"
 #include "server/model/model.h"
 #include "server/model/response.h"
 #include "server/stats/batch_stats.h"
+#include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
 
 static uint64_t span(uint64_t start, uint64_t end) {
@@ -38,6 +40,10 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
   srv_duration_add(&s->compute_input, input);
   srv_duration_add(&s->compute_infer, infer);
   srv_duration_add(&s->compute_output, output);
+  /* Triton counts inferences here, per successful request (at least 1
+   * each), not in the batch report: a batch report's size may be 0. */
+  uint64_t n = request->batch_size > 0 ? request->batch_size : 1;
+  atomic_fetch_add_explicit(&s->inference_count, n, memory_order_relaxed);
   srv_latency_hist_t *h = srv_stats_latency(s)->kind;
   srv_hist_record(&h[SRV_LAT_REQUEST], total);
   srv_hist_record(&h[SRV_LAT_QUEUE], queue);
@@ -53,12 +59,13 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportBatchStatistics(
     const uint64_t exec_start_ns, const uint64_t compute_start_ns,
     const uint64_t compute_end_ns, const uint64_t exec_end_ns) {
   srv_stats_t *s = &instance->model->stats;
-  atomic_fetch_add_explicit(&s->inference_count, batch_size, memory_order_relaxed);
+  /* Triton's: one execution, whatever its size (0 for a model that does
+   * not batch, as Triton's identity backend reports). */
   atomic_fetch_add_explicit(&s->execution_count, 1, memory_order_relaxed);
   srv_batch_stats_t *b = srv_batch_table_entry(s->batches, batch_size);
   if (b == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "batch size %llu reported by model '%s' is outside [1, %u]",
+                         "batch size %llu reported by model '%s' is outside [0, %u]",
                          (unsigned long long)batch_size, instance->model->name,
                          s->batch_limit);
   srv_duration_add(&b->compute_input, span(exec_start_ns, compute_start_ns));
@@ -174,4 +181,50 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportResponseStatistics(
         rs->instance->model->name, index, SRV_RESPONSE_STATS_MAX);
   response_stat_add(e, rs);
   return NULL;
+}
+
+/* ---- memory usage (memory_usage.h) ---- */
+
+/* The attributes as uses, or an error naming the first one that is not
+ * there (Triton dereferences each). */
+static TRITONSERVER_Error *memory_report(srv_model_t *m, const void *reporter,
+                                         TRITONSERVER_BufferAttributes **usage,
+                                         uint32_t usage_size) {
+  if (usage == NULL && usage_size > 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "memory usage of model '%s': %u entries but no array", m->name,
+                         usage_size);
+  if (usage_size > SRV_MEMORY_USES_MAX)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "memory usage of model '%s': %u entries, at most %u are taken",
+                         m->name, usage_size, SRV_MEMORY_USES_MAX);
+  for (uint32_t i = 0; i < usage_size; i++)
+    if (usage[i] == NULL)
+      return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                           "memory usage of model '%s': entry %u is NULL", m->name, i);
+  srv_memory_use_t *uses = malloc((usage_size ? usage_size : 1) * sizeof *uses);
+  if (uses == NULL) SRV_FATAL("out of memory");
+  for (uint32_t i = 0; i < usage_size; i++)
+    uses[i] = (srv_memory_use_t){usage[i]->memory_type, usage[i]->memory_type_id,
+                                 usage[i]->byte_size};
+  bool taken = srv_memory_usage_report(m->stats.memory, reporter, uses, usage_size);
+  free(uses);
+  if (!taken) SRV_FATAL("memory usage report over its checked bound");
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelReportMemoryUsage(
+    TRITONBACKEND_Model *model, TRITONSERVER_BufferAttributes **usage,
+    uint32_t usage_size) {
+  if (model == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "model must not be NULL");
+  return memory_report(model, model, usage, usage_size);
+}
+
+TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportMemoryUsage(
+    TRITONBACKEND_ModelInstance *instance, TRITONSERVER_BufferAttributes **usage,
+    uint32_t usage_size) {
+  if (instance == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "instance must not be NULL");
+  return memory_report(instance->model, instance, usage, usage_size);
 }

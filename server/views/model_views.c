@@ -3,6 +3,7 @@
  * every string is copied into the caller's arena, so the message needs
  * neither the section nor the models once built. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/api/datatype.h"
@@ -148,7 +149,7 @@ static void steps_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena
 
 static void batches_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena *a) {
   srv_batch_stats_t *bs;
-  for (uint64_t b = 1; (bs = srv_batch_table_next(s->batches, &b)) != NULL; b++) {
+  for (uint64_t b = 0; (bs = srv_batch_table_next(s->batches, &b)) != NULL; b++) {
     if (srv_stat_load(&bs->compute_infer.count) == 0) continue;
     inference_InferBatchStatistics *o = inference_ModelStatistics_add_batch_stats(out, a);
     if (o == NULL) SRV_FATAL("out of memory");
@@ -160,6 +161,21 @@ static void batches_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Are
     duration_set(inference_InferBatchStatistics_mutable_compute_output(o, a),
                  &bs->compute_output);
   }
+}
+
+/* What the backend reported its model and instances hold, summed per
+ * memory type and device, as Triton lists it. */
+static void memory_fill(inference_ModelStatistics *out, srv_stats_t *s, upb_Arena *a) {
+  uint32_t n = 0;
+  srv_memory_use_t *uses = srv_memory_usage_sum(s->memory, &n);
+  for (uint32_t i = 0; i < n; i++) {
+    inference_MemoryUsage *o = inference_ModelStatistics_add_memory_usage(out, a);
+    if (o == NULL) SRV_FATAL("out of memory");
+    inference_MemoryUsage_set_type(o, copy(a, TRITONSERVER_MemoryTypeString(uses[i].type)));
+    inference_MemoryUsage_set_id(o, uses[i].id);
+    inference_MemoryUsage_set_byte_size(o, uses[i].byte_size);
+  }
+  free(uses);
 }
 
 static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena *a) {
@@ -187,6 +203,7 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
   duration_set(inference_InferStatistics_mutable_cache_hit(is, a), &s->cache_hit);
   duration_set(inference_InferStatistics_mutable_cache_miss(is, a), &s->cache_miss);
   batches_fill(out, s, a);
+  memory_fill(out, s, a);
   response_stats_fill(out, s, a);
 }
 

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/api/buffer_attributes.h"
 #include "server/config/model_config.h"
 #include "server/model/model_bare.h"
+#include "server/stats/memory_usage.h"
 #include "server/views/http_views.h"
 #include "server/views/views.h"
 #include "test/unit/unit.h"
@@ -194,6 +196,18 @@ static void statistics(void) {
   srv_duration_add(&b->compute_input, 1);
   srv_duration_add(&b->compute_infer, 2);
   srv_duration_add(&b->compute_output, 3);
+  /* Batch size 0: what a backend reports for a model that does not batch. */
+  srv_batch_stats_t *b0 = srv_batch_table_entry(s->batches, 0);
+  REQUIRE(b0 != NULL);
+  srv_duration_add(&b0->compute_infer, 9);
+  /* Memory: the model's report and an instance's, summed per type and id. */
+  TRITONSERVER_BufferAttributes gpu, cpu;
+  api_buffer_attributes_describe(&gpu, 300, TRITONSERVER_MEMORY_GPU, 1, NULL);
+  api_buffer_attributes_describe(&cpu, 100, TRITONSERVER_MEMORY_CPU, 0, NULL);
+  TRITONSERVER_BufferAttributes *usage[2] = {&gpu, &cpu};
+  REQUIRE(TRITONBACKEND_ModelReportMemoryUsage(f.simple, usage, 2) == NULL);
+  srv_memory_use_t instance_use = {TRITONSERVER_MEMORY_GPU, 1, 20};
+  REQUIRE(srv_memory_usage_report(s->memory, &instance_use, &instance_use, 1));
   srv_http_answer_t a;
   srv_http_model_statistics(&f.srv, sv("simple"), sv("1"), &a);
   expect(&a, 200,
@@ -204,9 +218,12 @@ static void statistics(void) {
          ",\"compute_infer\":{\"count\":1,\"ns\":7},\"compute_output\":" ZERO
          ",\"cache_hit\":" ZERO ",\"cache_miss\":" ZERO
          "},"
-         "\"batch_stats\":[{\"batch_size\":4,\"compute_input\":{\"count\":1,\"ns\":1},"
+         "\"batch_stats\":[{\"batch_size\":0,\"compute_input\":" ZERO
+         ",\"compute_infer\":{\"count\":1,\"ns\":9},\"compute_output\":" ZERO "},"
+         "{\"batch_size\":4,\"compute_input\":{\"count\":1,\"ns\":1},"
          "\"compute_infer\":{\"count\":1,\"ns\":2},\"compute_output\":{\"count\":1,"
-         "\"ns\":3}}],\"memory_usage\":[],\"response_stats\":{}}]}");
+         "\"ns\":3}}],\"memory_usage\":[{\"type\":\"CPU\",\"id\":0,\"byte_size\":100},"
+         "{\"type\":\"GPU\",\"id\":1,\"byte_size\":320}],\"response_stats\":{}}]}");
   /* all models: every ready version, in the registry's order */
   srv_http_model_statistics(&f.srv, sv(""), sv(""), &a);
   CHECK_EQ_U64(a.code, 200);

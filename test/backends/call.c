@@ -47,11 +47,17 @@ void bt_call_input(bt_call_t *c, const char *name, TRITONSERVER_DataType datatyp
   bt_input_t *in = &c->inputs[c->input_count++];
   snprintf(in->name, sizeof in->name, "%s", name);
   in->datatype = datatype;
-  memcpy(in->shape, shape, dims * sizeof *shape);
+  if (dims > 0) memcpy(in->shape, shape, dims * sizeof *shape);
   in->dims = dims;
   in->data = data;
   in->size = size;
   in->pieces = pieces > 0 ? pieces : 1;
+}
+
+void bt_call_raw_input(bt_call_t *c, const char *name, const void *data, uint64_t size,
+                       uint32_t pieces) {
+  bt_call_input(c, name, TRITONSERVER_TYPE_INVALID, NULL, 0, data, size, pieces);
+  c->inputs[c->input_count - 1].raw = true;
 }
 
 void bt_call_output(bt_call_t *c, const char *name) {
@@ -269,8 +275,10 @@ static void on_release(TRITONSERVER_InferenceRequest *request, const uint32_t fl
 static TRITONSERVER_Error *inputs_add(bt_call_t *c, TRITONSERVER_InferenceRequest *r) {
   for (uint32_t i = 0; i < c->input_count; i++) {
     const bt_input_t *in = &c->inputs[i];
-    TRITONSERVER_Error *err = TRITONSERVER_InferenceRequestAddInput(
-        r, in->name, in->datatype, in->shape, in->dims);
+    TRITONSERVER_Error *err =
+        in->raw ? TRITONSERVER_InferenceRequestAddRawInput(r, in->name)
+                : TRITONSERVER_InferenceRequestAddInput(r, in->name, in->datatype, in->shape,
+                                                        in->dims);
     for (uint32_t k = 0; err == NULL && k < in->pieces; k++) {
       uint64_t from, to;
       bt_input_piece(in, k, &from, &to);

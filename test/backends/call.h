@@ -67,6 +67,12 @@ void bt_call_input(bt_call_t *c, const char *name, TRITONSERVER_DataType datatyp
                    const int64_t *shape, uint32_t dims, const void *data, uint64_t size,
                    uint32_t pieces);
 
+/** Adds a raw input (TRITONSERVER_InferenceRequestAddRawInput: type and
+ *  shape come from the model's only input) with data as bt_call_input.
+ *  The in-process route (bt_call_send) only. */
+void bt_call_raw_input(bt_call_t *c, const char *name, const void *data, uint64_t size,
+                       uint32_t pieces);
+
 /** Asks for an output (copied). Asking for none gets all of the model's,
  *  as in Triton. */
 void bt_call_output(bt_call_t *c, const char *name);

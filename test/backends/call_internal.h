@@ -17,6 +17,7 @@ typedef struct {
   const uint8_t *data; /* the test's */
   uint64_t size;
   uint32_t pieces;
+  bool raw; /* bt_call_raw_input */
 } bt_input_t;
 
 /* A request parameter the test set (in-process route only). */
