@@ -72,8 +72,14 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetDoubleParameter(
 
 /* ---- priority and timeout: read by the callee's scheduler ---- */
 
+/* NULL where Triton would crash: INVALID_ARG naming the call. */
+static TRITONSERVER_Error *null_arg(const char *call) {
+  return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: NULL request or result", call);
+}
+
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestPriority(TRITONSERVER_InferenceRequest *u,
                                                           uint32_t *priority) {
+  if (u == NULL || priority == NULL) return null_arg("TRITONSERVER_InferenceRequestPriority");
   /* Clamped, not cut: a level past the last is the default level either way. */
   *priority = u->priority > UINT32_MAX ? UINT32_MAX : (uint32_t)u->priority;
   return NULL;
@@ -81,30 +87,37 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestPriority(TRITONSERVER_Inference
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestPriorityUInt64(
     TRITONSERVER_InferenceRequest *u, uint64_t *priority) {
+  if (u == NULL || priority == NULL)
+    return null_arg("TRITONSERVER_InferenceRequestPriorityUInt64");
   *priority = u->priority;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetPriority(TRITONSERVER_InferenceRequest *u,
                                                              uint32_t priority) {
+  if (u == NULL) return null_arg("TRITONSERVER_InferenceRequestSetPriority");
   u->priority = priority;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetPriorityUInt64(
     TRITONSERVER_InferenceRequest *u, uint64_t priority) {
+  if (u == NULL) return null_arg("TRITONSERVER_InferenceRequestSetPriorityUInt64");
   u->priority = priority;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestTimeoutMicroseconds(
     TRITONSERVER_InferenceRequest *u, uint64_t *timeout_us) {
+  if (u == NULL || timeout_us == NULL)
+    return null_arg("TRITONSERVER_InferenceRequestTimeoutMicroseconds");
   *timeout_us = u->timeout_us;
   return NULL;
 }
 
 TRITONSERVER_Error *TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(
     TRITONSERVER_InferenceRequest *u, uint64_t timeout_us) {
+  if (u == NULL) return null_arg("TRITONSERVER_InferenceRequestSetTimeoutMicroseconds");
   u->timeout_us = timeout_us;
   return NULL;
 }

@@ -251,6 +251,19 @@ static void test_param_bounds(void) {
   if (err != NULL) TRITONSERVER_ErrorDelete(err);
   bool cancelled = true;
   CHECK(TRITONSERVER_InferenceRequestIsCancelled(r, &cancelled) == NULL && !cancelled);
+  /* NULL where Triton would crash: an error, not a crash. */
+  err = TRITONSERVER_InferenceRequestSetPriority(NULL, 1);
+  CHECK(err != NULL && TRITONSERVER_ErrorCode(err) == TRITONSERVER_ERROR_INVALID_ARG);
+  if (err != NULL) TRITONSERVER_ErrorDelete(err);
+  err = TRITONSERVER_InferenceRequestTimeoutMicroseconds(r, NULL);
+  CHECK(err != NULL && TRITONSERVER_ErrorCode(err) == TRITONSERVER_ERROR_INVALID_ARG);
+  if (err != NULL) TRITONSERVER_ErrorDelete(err);
+  err = TRITONSERVER_InferenceRequestSetStringParameter(r, "k", NULL);
+  CHECK(err != NULL && TRITONSERVER_ErrorCode(err) == TRITONSERVER_ERROR_INVALID_ARG);
+  if (err != NULL) TRITONSERVER_ErrorDelete(err);
+  err = TRITONSERVER_InferenceRequestCancel(NULL);
+  CHECK(err != NULL && TRITONSERVER_ErrorCode(err) == TRITONSERVER_ERROR_INVALID_ARG);
+  if (err != NULL) TRITONSERVER_ErrorDelete(err);
   TRITONSERVER_InferenceRequestDelete(r);
   bt_stop(&s);
 }
