@@ -86,14 +86,16 @@ EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model *mode
 
 /* The decoupled mode: INPUT0[0] responses from the factory, each with its
  * index as OUTPUT0, stopping early when the client cancels (the response
- * sender's is_cancelled()), then the final flag on its own. */
+ * sender's and the request's is_cancelled()), then the final flag on its
+ * own. */
 static TRITONSERVER_Error *run_decoupled(ps_request_t *req, const char *text) {
   int32_t n = req->input_size >= 4 ? *(const int32_t *)req->input : 0;
   const int64_t shape = 1;
   for (int32_t i = 0; i < n; i++) {
-    bool cancelled = false;
+    bool cancelled = false, request_cancelled = false;
     PS_RETURN_IF_ERROR(TRITONBACKEND_ResponseFactoryIsCancelled(req->factory, &cancelled));
-    if (cancelled) break;
+    PS_RETURN_IF_ERROR(TRITONBACKEND_RequestIsCancelled(req->request, &request_cancelled));
+    if (cancelled || request_cancelled) break;
     TRITONBACKEND_Response *response;
     PS_RETURN_IF_ERROR(TRITONBACKEND_ResponseNewFromFactory(&response, req->factory));
     PS_RETURN_IF_ERROR(ps_response_send(response, 0, NULL, &i, &shape, 1, text));

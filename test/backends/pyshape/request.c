@@ -173,10 +173,19 @@ static TRITONSERVER_Error *outputs_put(TRITONBACKEND_Response *response,
   return output_put(response, "PARAMS", TRITONSERVER_TYPE_BYTES, &one, 1, bytes, 4 + len);
 }
 
+/* The response's parameters, as InferResponse sets those a model gives:
+ * one of each type the Python backend knows. */
+static TRITONSERVER_Error *response_params_put(TRITONBACKEND_Response *response) {
+  PS_RETURN_IF_ERROR(TRITONBACKEND_ResponseSetStringParameter(response, "from", "pyshape"));
+  PS_RETURN_IF_ERROR(TRITONBACKEND_ResponseSetIntParameter(response, "n", 1));
+  return TRITONBACKEND_ResponseSetBoolParameter(response, "ok", true);
+}
+
 TRITONSERVER_Error *ps_response_send(TRITONBACKEND_Response *response, uint32_t flags,
                                      TRITONSERVER_Error *error, const int32_t *data,
                                      const int64_t *shape, uint32_t dims,
                                      const char *text) {
+  if (error == NULL) error = response_params_put(response);
   if (error == NULL) error = outputs_put(response, data, shape, dims, text);
   TRITONSERVER_Error *err = TRITONBACKEND_ResponseSend(response, flags, error);
   if (error != NULL) TRITONSERVER_ErrorDelete(error);
