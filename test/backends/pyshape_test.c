@@ -189,6 +189,46 @@ static void test_bls_cancel(void) {
   bt_stop(&s);
 }
 
+/* An in-process request's priority and timeout reach its model's queue as
+ * a client's do: behind a slow request, the priority-1 request runs before
+ * the priority-2 one sent earlier, and a 1 ms queue timeout rejects. */
+static void test_bls_priority_and_timeout(void) {
+  bt_server_t s;
+  REQUIRE(bt_start(&s, BT_TEST_BACKENDS, NULL));
+  CHECK(bt_load_ok(
+      &s, "q",
+      "{\"name\":\"q\",\"backend\":\"recorder\",\"max_batch_size\":1,"
+      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}],"
+      "\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}],"
+      "\"instance_group\":[{\"count\":1,\"kind\":\"KIND_CPU\"}],"
+      "\"dynamic_batching\":{\"priority_levels\":2,\"default_priority_level\":2,"
+      "\"default_queue_policy\":{\"timeout_action\":\"REJECT\","
+      "\"default_timeout_microseconds\":10000000,\"allow_timeout_override\":true}},"
+      "\"parameters\":{\"execute_delay_ms\":{\"string_value\":\"300\"}}}"));
+  static const int64_t shape[2] = {1, 3};
+  bt_call_t *c[4];
+  for (int i = 0; i < 4; i++) {
+    c[i] = bt_call_new(&s, "q");
+    bt_call_input(c[i], "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, DATA, sizeof DATA, 1);
+  }
+  bt_call_priority(c[1], 2);
+  bt_call_priority(c[2], 1);
+  bt_call_timeout(c[3], 1000);
+  CHECK(bt_call_send(c[0])); /* the slow one, executing while the rest queue */
+  bk_sleep_ms(50);
+  for (int i = 1; i < 4; i++) CHECK(bt_call_send(c[i]));
+  for (int i = 0; i < 4; i++) CHECK(bt_call_wait_done(c[i], bt_ms(5000)));
+  bt_sent_t low = bt_call_sent(c[1], 0), high = bt_call_sent(c[2], 0);
+  CHECK(low.error == NULL && high.error == NULL);
+  CHECK(high.seq < low.seq);
+  bt_sent_t late = bt_call_sent(c[3], 0);
+  CHECK(late.error != NULL && late.code == TRITONSERVER_ERROR_UNAVAILABLE);
+  CHECK(late.error != NULL && strstr(late.error, "timeout") != NULL);
+  CHECK(late.seq < bt_call_sent(c[0], 0).seq); /* rejected while the slow one ran */
+  for (int i = 0; i < 4; i++) bt_call_free(c[i]);
+  bt_stop(&s);
+}
+
 /* Loading and unloading a model from a model's code, with a config. */
 static void test_control(void) {
   bt_server_t s;
@@ -269,4 +309,5 @@ static void test_param_bounds(void) {
 }
 
 UNIT_MAIN("pyshape", UNIT_CASE(test_echo), UNIT_CASE(test_decoupled), UNIT_CASE(test_bls), UNIT_CASE(test_ensemble),
-          UNIT_CASE(test_bls_cancel), UNIT_CASE(test_param_bounds), UNIT_CASE(test_control))
+          UNIT_CASE(test_bls_cancel),
+          UNIT_CASE(test_bls_priority_and_timeout), UNIT_CASE(test_param_bounds), UNIT_CASE(test_control))
