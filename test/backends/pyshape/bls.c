@@ -310,12 +310,9 @@ static void step_note(char *text, size_t len, const char *name, TRITONSERVER_Err
   if (err != NULL) TRITONSERVER_ErrorDelete(err);
 }
 
-/* model_loader.cc: load with a `config` parameter (ParameterNew), ask
- * whether it is ready, unload; load again without parameters and unload
- * with its dependents. */
-static TRITONSERVER_Error *run_control(TRITONSERVER_Server *server, const char *target,
-                                       const char *config, char *text, size_t len) {
-  text[0] = '\0';
+/* model_loader.cc's load: a `config` parameter (ParameterNew) when given. */
+static TRITONSERVER_Error *load(TRITONSERVER_Server *server, const char *target,
+                                const char *config) {
   TRITONSERVER_Parameter *params[1];
   uint64_t n = 0;
   if (config != NULL)
@@ -323,13 +320,20 @@ static TRITONSERVER_Error *run_control(TRITONSERVER_Server *server, const char *
   TRITONSERVER_Error *err = TRITONSERVER_ServerLoadModelWithParameters(
       server, target, (const TRITONSERVER_Parameter **)params, n);
   for (uint64_t i = 0; i < n; i++) TRITONSERVER_ParameterDelete(params[i]);
-  step_note(text, len, "load", err);
+  return err;
+}
+
+/* model_loader.cc: load, ask whether it is ready, unload; load again and
+ * unload with its dependents. */
+static TRITONSERVER_Error *run_control(TRITONSERVER_Server *server, const char *target,
+                                       const char *config, char *text, size_t len) {
+  text[0] = '\0';
+  step_note(text, len, "load", load(server, target, config));
   bool ready = false;
-  err = TRITONSERVER_ServerModelIsReady(server, target, -1, &ready);
+  TRITONSERVER_Error *err = TRITONSERVER_ServerModelIsReady(server, target, -1, &ready);
   step_note(text, len, ready ? "ready" : "not_ready", err);
   step_note(text, len, "unload", TRITONSERVER_ServerUnloadModel(server, target));
-  step_note(text, len, "reload",
-            TRITONSERVER_ServerLoadModelWithParameters(server, target, NULL, 0));
+  step_note(text, len, "reload", load(server, target, config));
   step_note(text, len, "unload_dependents",
             TRITONSERVER_ServerUnloadModelAndDependents(server, target));
   return NULL;
