@@ -43,6 +43,13 @@ static bool params_of(bt_call_t *c, size_t i, char *buf, size_t len) {
   return t != NULL && bt_bytes_at(t, 0, buf, len);
 }
 
+/* Sends c, waits until it is done, and reads its first response's PARAMS. */
+static bool sent_params(bt_call_t *c, char *text, size_t len) {
+  text[0] = '\0';
+  return bt_call_send(c) && bt_call_wait_done(c, bt_ms(10000)) &&
+         params_of(c, 0, text, len);
+}
+
 static bt_call_t *call_new(bt_server_t *s, const char *model) {
   bt_call_t *c = bt_call_new(s, model);
   bt_call_input(c, "INPUT0", TRITONSERVER_TYPE_INT32, SHAPE, 1, DATA, sizeof DATA, 2);
@@ -57,10 +64,8 @@ static void body_echo(bt_server_t *s) {
   bt_call_param_double(c, "x", 2.5);
   bt_call_param_string(c, "s", "again"); /* repeated keys stay, in order */
   bt_call_timeout(c, 1234567);
-  REQUIRE(bt_call_send(c));
-  REQUIRE(bt_call_wait_done(c, bt_ms(5000)));
   char text[512];
-  REQUIRE(params_of(c, 0, text, sizeof text));
+  REQUIRE(sent_params(c, text, sizeof text));
   CHECK_STREQ(text, "s=s:hello,n=i:-7,f=b:1,x=d:2.5,s=s:again;timeout=1234567");
   bt_sent_t sent = bt_call_sent(c, 0);
   const bt_tensor_t *out = bt_sent_output(&sent, "OUTPUT0");
@@ -69,9 +74,7 @@ static void body_echo(bt_server_t *s) {
   bt_call_free(c);
   /* No parameters: none, and no timeout. */
   c = call_new(s, "py");
-  REQUIRE(bt_call_send(c));
-  REQUIRE(bt_call_wait_done(c, bt_ms(5000)));
-  REQUIRE(params_of(c, 0, text, sizeof text));
+  REQUIRE(sent_params(c, text, sizeof text));
   CHECK_STREQ(text, ";timeout=0");
   bt_call_free(c);
 }
@@ -124,10 +127,8 @@ static void test_bls(void) {
   bt_call_param_string(c, "s", "hello");
   bt_call_param_int(c, "n", 3);
   bt_call_timeout(c, 100);
-  CHECK(bt_call_send(c));
-  CHECK(bt_call_wait_done(c, bt_ms(5000)));
-  char text[512] = "";
-  CHECK(params_of(c, 0, text, sizeof text));
+  char text[512];
+  CHECK(sent_params(c, text, sizeof text));
   CHECK_STREQ(text,
               "s=s:hello,n=i:3,via=s:pyshape,hop=i:1,bls=b:1,ratio=d:0.5;timeout=101");
   bt_sent_t sent = bt_call_sent(c, 0);
@@ -152,10 +153,8 @@ static void test_ensemble(void) {
   bt_call_param_string(c, "s", "hello");
   bt_call_param_double(c, "x", 0.25);
   bt_call_timeout(c, 77);
-  CHECK(bt_call_send(c));
-  CHECK(bt_call_wait_done(c, bt_ms(5000)));
-  char text[512] = "";
-  CHECK(params_of(c, 0, text, sizeof text));
+  char text[512];
+  CHECK(sent_params(c, text, sizeof text));
   CHECK_STREQ(text, "s=s:hello,x=d:0.25;timeout=77");
   bt_call_free(c);
   bt_stop(&s);
@@ -178,11 +177,9 @@ static void test_bls_cancel(void) {
   for (int round = 0; round < 3; round++) {
     bt_call_t *c = call_new(&s, "pyc");
     uint64_t start = bk_now_ns();
-    CHECK(bt_call_send(c));
-    CHECK(bt_call_wait_done(c, bt_ms(5000)));
+    char text[512];
+    CHECK(sent_params(c, text, sizeof text));
     CHECK(bk_now_ns() - start < 2500000000ull);
-    char text[512] = "";
-    CHECK(params_of(c, 0, text, sizeof text));
     CHECK_STREQ(text, "code=Cancelled;cancelled=1");
     bt_call_free(c);
   }
@@ -249,10 +246,8 @@ static void test_control(void) {
            escaped);
   CHECK(bt_load_ok(&s, "pyl", config("pyl", "control", more, false)));
   bt_call_t *c = call_new(&s, "pyl");
-  CHECK(bt_call_send(c));
-  CHECK(bt_call_wait_done(c, bt_ms(10000)));
-  char text[512] = "";
-  CHECK(params_of(c, 0, text, sizeof text));
+  char text[512];
+  CHECK(sent_params(c, text, sizeof text));
   CHECK_STREQ(text, "load=ok;ready=ok;unload=ok;reload=ok;unload_dependents=ok");
   bt_call_free(c);
   bt_stop(&s);
