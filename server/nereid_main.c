@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/api/log.h"
 #include "server/common/deadline.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
@@ -18,6 +17,8 @@
 #include "server/http/metrics_endpoint.h"
 #include "server/http/rest.h"
 #include "server/options.h"
+#include "triton/core/tritonbackend.h"
+#include "triton/core/tritonserver.h"
 
 static void signals_block(sigset_t *set) {
   sigemptyset(set);
@@ -27,14 +28,35 @@ static void signals_block(sigset_t *set) {
   signal(SIGPIPE, SIG_IGN);
 }
 
+/* --log-*: before anything logs, so that every line follows them. */
+static srv_status_t *log_options_apply(const srv_options_t *opt) {
+  srv_log_format_t format = SRV_LOG_FORMAT_DEFAULT;
+  srv_log_format_parse(opt->log_format, &format); /* validated already */
+  srv_log_set_format(format);
+  srv_log_set_info(opt->log_info);
+  srv_log_set_warning(opt->log_warning);
+  srv_log_set_error(opt->log_error);
+  srv_log_set_verbose(opt->log_verbose);
+  if (opt->log_file == NULL) return NULL;
+  return srv_log_set_file(opt->log_file);
+}
+
 static int options_load(srv_options_t *opt, int argc, char **argv) {
   srv_status_t *st = srv_options_parse(opt, argc, argv);
   if (st == NULL && opt->help) {
     srv_options_usage(stdout);
     return 0;
   }
+  if (st == NULL && opt->version) {
+    printf("%s %s (answers as %s %s: TRITONSERVER API %d.%d, TRITONBACKEND API %d.%d)\n",
+           NEREID_NAME, NEREID_VERSION, TRITON_COMPAT_NAME, TRITON_COMPAT_VERSION,
+           TRITONSERVER_API_VERSION_MAJOR, TRITONSERVER_API_VERSION_MINOR,
+           TRITONBACKEND_API_VERSION_MAJOR, TRITONBACKEND_API_VERSION_MINOR);
+    return 0;
+  }
   if (st == NULL) st = srv_options_validate(opt);
   if (st == NULL) st = srv_tls_check(opt); /* before the models load */
+  if (st == NULL) st = log_options_apply(opt);
   if (st == NULL) return -1; /* go on */
   fprintf(stderr, "error: %s\n\n", srv_status_message(st));
   if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) srv_options_usage(stderr);
@@ -144,8 +166,8 @@ int nereid_main(int argc, char **argv) {
     srv_options_free(&opt);
     return rc;
   }
-  srv_log_set_verbose(opt.log_verbose);
-  api_log_set_verbose(opt.log_verbose);
+  SRV_INFO("%s %s starting (answers as %s %s)", NEREID_NAME, NEREID_VERSION,
+           TRITON_COMPAT_NAME, TRITON_COMPAT_VERSION);
   sigset_t signals;
   signals_block(&signals);
 

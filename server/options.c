@@ -102,6 +102,16 @@ static const flag_t flags[] = {
      "two cores, at least one)."},
     {"log-verbose", FLAG_INT, OPT(log_verbose), 0, INT_MAX,
      "Verbose logging level; 0 turns it off (default 0)."},
+    {"log-info", FLAG_BOOL, OPT(log_info), 0, 0, "Log INFO lines (default true)."},
+    {"log-warning", FLAG_BOOL, OPT(log_warning), 0, 0,
+     "Log WARNING lines (default true)."},
+    {"log-error", FLAG_BOOL, OPT(log_error), 0, 0, "Log ERROR lines (default true)."},
+    {"log-format", FLAG_STRING, OPT(log_format), 0, 0,
+     "Layout of log lines: default (\"I1120 22:39:22.123456 <tid> file.c:42] ...\") or "
+     "ISO8601 (\"2026-11-20T22:39:22Z I <tid> file.c:42] ...\")."},
+    {"log-file", FLAG_STRING, OPT(log_file), 0, 0,
+     "File the log is appended to instead of stderr (created if missing). The "
+     "LogSettings RPC and /v2/logging cannot change it, as in Triton."},
     {"exit-timeout-secs", FLAG_INT, OPT(exit_timeout_secs), 0, INT_MAX,
      "Seconds that shutdown waits for in-flight calls (default 30)."},
     {"grpc-max-receive-message-size", FLAG_INT, OPT(grpc_max_receive_message_size), 1,
@@ -231,6 +241,8 @@ static const flag_t flags[] = {
      "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
      "no pool (default 268435456, as tritonserver)."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
+    {"version", FLAG_BOOL, OPT(version), 0, 0,
+     "Print Nereid's version, and the Triton release it answers as, and exit."},
 };
 
 static const flag_t *flag_find(const char *name, size_t len) {
@@ -384,6 +396,10 @@ static void options_defaults(srv_options_t *opt) {
   opt->strict_readiness = true;
   opt->exit_on_error = true;
   opt->pinned_memory_pool_byte_size = 256ull << 20;
+  opt->log_info = true;
+  opt->log_warning = true;
+  opt->log_error = true;
+  opt->log_format = srv_strdup("default");
 }
 
 srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
@@ -488,6 +504,10 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
   }
   srv_status_t *st = restrictions_validate(opt);
   if (st != NULL) return st;
+  srv_log_format_t log_format;
+  if (!srv_log_format_parse(opt->log_format, &log_format))
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "invalid argument for --log-format, got: %s", opt->log_format);
   if (srv_options_compression_level(opt) < 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "invalid argument for --grpc_infer_response_compression_level");
@@ -566,5 +586,7 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->grpc_server_key);
   free(opt->grpc_root_cert);
   free(opt->grpc_health_address);
+  free(opt->log_file);
+  free(opt->log_format);
   memset(opt, 0, sizeof *opt);
 }

@@ -24,6 +24,11 @@ typedef struct {
   int worker_threads;       /* --worker-threads, default 0 = one per core */
   int grpc_threads;         /* --grpc-threads, default 0 = one per two cores */
   int log_verbose;          /* --log-verbose */
+  char *log_file;           /* --log-file, NULL: stderr */
+  bool log_info;            /* --log-info, default true */
+  bool log_warning;         /* --log-warning, default true */
+  bool log_error;           /* --log-error, default true */
+  char *log_format;         /* --log-format: default (the default) or ISO8601 */
   int exit_timeout_secs;    /* --exit-timeout-secs, default 30 */
   char *model_control_mode; /* --model-control-mode: none (default), explicit, poll */
   int repository_poll_secs; /* --repository-poll-secs, default 15 (poll mode) */
@@ -62,6 +67,7 @@ typedef struct {
   size_t cuda_memory_pool_count;
   uint64_t pinned_memory_pool_byte_size; /* --pinned-memory-pool-byte-size, 256 MiB */
   bool help;                             /* --help */
+  bool version;                          /* --version (Nereid's own) */
   /* Bounds on what one client can make the gRPC frontend hold (README.md,
    * "Limits"). */
   int grpc_max_receive_message_size;     /* bytes, as sent or inflated; INT_MAX */

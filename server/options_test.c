@@ -145,6 +145,37 @@ static void validate_checks_repositories(void) {
   srv_options_free(&opt);
 }
 
+static void log_flags(void) {
+  srv_options_t opt;
+  char *none[] = {"nereid", "--model-repository=/", NULL};
+  REQUIRE(parse(&opt, none) == NULL);
+  CHECK(opt.log_info && opt.log_warning && opt.log_error);
+  CHECK_STREQ(opt.log_format, "default");
+  CHECK(opt.log_file == NULL);
+  srv_options_free(&opt);
+
+  char *set[] = {"nereid",          "--model-repository=/", "--log-info=false",
+                 "--log-warning",   "false",                "--log-error=0",
+                 "--log-format",    "ISO8601",              "--log-file=/tmp/x.log",
+                 NULL};
+  REQUIRE(parse(&opt, set) == NULL);
+  CHECK(!opt.log_info && !opt.log_warning && !opt.log_error);
+  CHECK_STREQ(opt.log_format, "ISO8601");
+  CHECK_STREQ(opt.log_file, "/tmp/x.log");
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+
+  /* tritonserver's text for a format it does not know. */
+  char *bad[] = {"nereid", "--model-repository=/", "--log-format=iso8601", NULL};
+  REQUIRE(parse(&opt, bad) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  REQUIRE(st != NULL);
+  CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_INVALID_ARGUMENT);
+  CHECK_STREQ(srv_status_message(st), "invalid argument for --log-format, got: iso8601");
+  srv_status_free(st);
+  srv_options_free(&opt);
+}
+
 static void model_control_flags(void) {
   srv_options_t opt;
   char *none[] = {"nereid", "--model-repository=/", NULL};
@@ -478,4 +509,5 @@ UNIT_MAIN("options",
           UNIT_CASE(both_value_forms_and_repeats),
           UNIT_CASE(bad_flags_name_the_flag),
           UNIT_CASE(validate_checks_repositories),
-          UNIT_CASE(auto_complete_flags))
+          UNIT_CASE(auto_complete_flags),
+          UNIT_CASE(log_flags))

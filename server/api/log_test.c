@@ -5,7 +5,6 @@
 #include "server/api/log.h"
 
 #include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +47,6 @@ static size_t capture_end(capture_t *c, char *buf, size_t cap) {
   return len;
 }
 
-static int matches(const char *text, const char *pattern) {
-  regex_t re;
-  if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0) return 0;
-  int ok = regexec(&re, text, 0, NULL, 0) == 0;
-  regfree(&re);
-  return ok;
-}
-
 static void default_line_format(void) {
   capture_t c;
   char out[4096];
@@ -65,7 +56,7 @@ static void default_line_format(void) {
       TRITONSERVER_LOG_INFO, "/src/backends/model.cc", 42, "hello");
   capture_end(&c, out, sizeof out);
   CHECK(err == NULL);
-  CHECK(matches(out,
+  CHECK(unit_matches(out,
                 "^I[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} [0-9]+ "
                 "model\\.cc:42\\] hello\n$"));
   /* Month and day are UTC, and the id is the calling thread's. */
@@ -85,7 +76,7 @@ static void severity_letters(void) {
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_WARN, "w.c", 1, "careful");
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "e.c", 2, "broken");
   capture_end(&c, out, sizeof out);
-  CHECK(matches(out,
+  CHECK(unit_matches(out,
                 "^W[0-9]{4} [^\n]* w\\.c:1\\] careful\n"
                 "E[0-9]{4} [^\n]* e\\.c:2\\] broken\n$"));
 }
@@ -96,14 +87,14 @@ static void verbose_needs_a_level(void) {
   CHECK(!TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE));
   capture_begin(&c);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_VERBOSE, "v.c", 3, "hidden");
-  api_log_set_verbose(1);
+  srv_log_set_verbose(1);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_VERBOSE, "v.c", 4, "shown");
   capture_end(&c, out, sizeof out);
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE));
-  CHECK_EQ_U64(api_log_verbose(), 1);
-  api_log_set_verbose(0);
+  CHECK_EQ_U64(srv_log_verbose_level(), 1);
+  srv_log_set_verbose(0);
   /* Triton's severity letters stop at I: verbose lines read as INFO. */
-  CHECK(matches(out, "^I[0-9]{4} [^\n]* v\\.c:4\\] shown\n$"));
+  CHECK(unit_matches(out, "^I[0-9]{4} [^\n]* v\\.c:4\\] shown\n$"));
 }
 
 static void levels_can_be_switched_off(void) {
@@ -112,13 +103,13 @@ static void levels_can_be_switched_off(void) {
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_INFO));
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_WARN));
   CHECK(TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_ERROR));
-  api_log_set_enabled(TRITONSERVER_LOG_INFO, false);
+  srv_log_set_info(false);
   CHECK(!TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_INFO));
   capture_begin(&c);
   CHECK(TRITONSERVER_LogMessage(TRITONSERVER_LOG_INFO, "i.c", 1, "off") == NULL);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "e.c", 1, "on");
   capture_end(&c, out, sizeof out);
-  api_log_set_enabled(TRITONSERVER_LOG_INFO, true);
+  srv_log_set_info(true);
   CHECK(strstr(out, "off") == NULL);
   CHECK(strstr(out, "e.c:1] on\n") != NULL);
   CHECK(!TRITONSERVER_LogIsEnabled((TRITONSERVER_LogLevel)9));
@@ -157,29 +148,37 @@ static void long_and_odd_messages(void) {
 static void iso8601_format(void) {
   capture_t c;
   char out[4096];
-  api_log_set_format(TRITONSERVER_LOG_ISO8601);
+  srv_log_set_format(SRV_LOG_FORMAT_ISO8601);
   capture_begin(&c);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_WARN, "iso.c", 8, "stamp");
   capture_end(&c, out, sizeof out);
-  api_log_set_format(TRITONSERVER_LOG_DEFAULT);
-  CHECK(matches(out,
+  srv_log_set_format(SRV_LOG_FORMAT_DEFAULT);
+  CHECK(unit_matches(out,
                 "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W [0-9]+ "
                 "iso\\.c:8\\] stamp\n$"));
 }
 
-static void emit_to_another_fd(void) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  api_log_set_fd(fds[1]);
+/* A path under the test's own folder. */
+static void temp_path(char *path, size_t cap, const char *name) {
+  const char *dir = getenv("TEST_TMPDIR");
+  snprintf(path, cap, "%s/%s", dir ? dir : "/tmp", name);
+  unlink(path);
+}
+
+static void emit_to_a_file(void) {
+  char path[4096];
+  temp_path(path, sizeof path, "api_log_file.log");
+  srv_status_t *st = srv_log_set_file(path);
+  REQUIRE(st == NULL);
   TRITONSERVER_LogMessage(TRITONSERVER_LOG_ERROR, "fd.c", 9, "elsewhere");
-  api_log_set_fd(STDERR_FILENO);
-  close(fds[1]);
+  REQUIRE(srv_log_set_file("") == NULL);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f != NULL);
   char out[512];
-  ssize_t n = read(fds[0], out, sizeof out - 1);
-  close(fds[0]);
-  REQUIRE(n > 0);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  fclose(f);
   out[n] = '\0';
-  CHECK(matches(out, "^E[0-9]{4} [^\n]* fd\\.c:9\\] elsewhere\n$"));
+  CHECK(unit_matches(out, "^E[0-9]{4} [^\n]* fd\\.c:9\\] elsewhere\n$"));
 }
 
 /* ---- Concurrent writers: every line arrives whole ------------------------- */
@@ -199,26 +198,21 @@ static void *writer(void *arg) {
 
 static void concurrent_lines_stay_whole(void) {
   /* A file, not a pipe: nothing drains the output while the threads run. */
-  const char *dir = getenv("TEST_TMPDIR");
   char path[4096];
-  snprintf(path, sizeof path, "%s/log_test_XXXXXX", dir ? dir : "/tmp");
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  unlink(path);
-  FILE *f = fdopen(fd, "w+");
-  REQUIRE(f != NULL);
-  api_log_set_fd(fileno(f));
+  temp_path(path, sizeof path, "api_log_threads.log");
+  REQUIRE(srv_log_set_file(path) == NULL);
   pthread_t threads[WRITERS];
   for (long i = 0; i < WRITERS; i++) pthread_create(&threads[i], NULL, writer, (void *)i);
   for (int i = 0; i < WRITERS; i++) pthread_join(threads[i], NULL);
-  api_log_set_fd(STDERR_FILENO);
-  rewind(f);
+  REQUIRE(srv_log_set_file("") == NULL);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f != NULL);
   char line[512];
   int seen[WRITERS] = {0}, bad = 0;
   while (fgets(line, sizeof line, f) != NULL) {
     long id;
     int n;
-    if (!matches(line,
+    if (!unit_matches(line,
                  "^I[0-9]{4} [0-9:.]+ [0-9]+ mt\\.c:[0-9]\\] writer=[0-9] line=[0-9]+ "
                  "payload=abcdefghijklmnopqrstuvwxyz0123456789\n$") ||
         sscanf(strstr(line, "writer="), "writer=%ld line=%d", &id, &n) != 2 || id < 0 ||
@@ -236,5 +230,5 @@ static void concurrent_lines_stay_whole(void) {
 UNIT_MAIN("api_log", UNIT_CASE(default_line_format), UNIT_CASE(severity_letters),
           UNIT_CASE(verbose_needs_a_level), UNIT_CASE(levels_can_be_switched_off),
           UNIT_CASE(unknown_level_is_an_error), UNIT_CASE(long_and_odd_messages),
-          UNIT_CASE(iso8601_format), UNIT_CASE(emit_to_another_fd),
+          UNIT_CASE(iso8601_format), UNIT_CASE(emit_to_a_file),
           UNIT_CASE(concurrent_lines_stay_whole))

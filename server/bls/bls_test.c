@@ -332,8 +332,9 @@ static void test_refused_requests(void) {
   OK(TRITONSERVER_InferenceRequestRemoveInput(r, "INPUT1"));
   expect_error(TRITONSERVER_ServerInferAsync(server(), r, NULL),
                TRITONSERVER_ERROR_INVALID_ARG,
-               "expected 2 inputs but got 1 inputs for model 'simple'; missing required "
-               "input 'INPUT1'");
+               "expected 2 inputs but got 1 inputs for model 'simple'. Got inputs "
+               "['INPUT0'], but missing required inputs ['INPUT1']. Please provide all "
+               "required inputs.");
   OK(TRITONSERVER_InferenceRequestAddInput(r, "INPUT1", TRITONSERVER_TYPE_FP32, good, 2));
   OK(TRITONSERVER_InferenceRequestAppendInputData(r, "INPUT1", c.in1, 64,
                                                   TRITONSERVER_MEMORY_CPU, 0));

@@ -14,6 +14,15 @@
 
 #define NEREID_NAME "nereid"
 #define NEREID_VERSION "0.1.0"
+/* What ServerMetadata answers, so that unchanged Triton clients that check
+ * the server's name and version accept Nereid: Triton's name and the
+ * release whose API versions our headers carry (TRITONSERVER 1.34,
+ * TRITONBACKEND 1.19). A client tells Nereid apart by the extension
+ * NEREID_EXTENSION, the start-up log and `nereid --version`; Triton's
+ * clients only look for the extensions they know in that list. */
+#define TRITON_COMPAT_NAME "triton"
+#define TRITON_COMPAT_VERSION "2.50.0"
+#define NEREID_EXTENSION NEREID_NAME "(" NEREID_VERSION ")"
 
 typedef struct srv_registry srv_registry_t;
 typedef struct srv_shm srv_shm_t;

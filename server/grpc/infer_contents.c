@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "server/api/datatype.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 
@@ -75,6 +76,47 @@ static const void *contents_array(const inference_InferTensorContents *c,
   }
 }
 
+/* The type each non-empty contents field says its elements have, as
+ * Triton's gRPC frontend reads them (int_contents carry INT8, INT16 or
+ * INT32, as the input is declared; uint_contents likewise). Triton's
+ * texts: one field only, of the input's type. */
+static srv_status_t *contents_fields_check(const char *model_name,
+                                           const srv_tensor_spec_t *spec,
+                                           const inference_InferTensorContents *c) {
+  TRITONSERVER_DataType t = spec->datatype;
+  bool narrow_int = t == TRITONSERVER_TYPE_INT8 || t == TRITONSERVER_TYPE_INT16;
+  bool narrow_uint = t == TRITONSERVER_TYPE_UINT8 || t == TRITONSERVER_TYPE_UINT16;
+  size_t n[8];
+  inference_InferTensorContents_bool_contents(c, &n[0]);
+  inference_InferTensorContents_int_contents(c, &n[1]);
+  inference_InferTensorContents_int64_contents(c, &n[2]);
+  inference_InferTensorContents_uint_contents(c, &n[3]);
+  inference_InferTensorContents_uint64_contents(c, &n[4]);
+  inference_InferTensorContents_fp32_contents(c, &n[5]);
+  inference_InferTensorContents_fp64_contents(c, &n[6]);
+  inference_InferTensorContents_bytes_contents(c, &n[7]);
+  const TRITONSERVER_DataType field_type[8] = {
+      TRITONSERVER_TYPE_BOOL,   narrow_int ? t : TRITONSERVER_TYPE_INT32,
+      TRITONSERVER_TYPE_INT64,  narrow_uint ? t : TRITONSERVER_TYPE_UINT32,
+      TRITONSERVER_TYPE_UINT64, TRITONSERVER_TYPE_FP32,
+      TRITONSERVER_TYPE_FP64,   TRITONSERVER_TYPE_BYTES};
+  bool seen = false;
+  for (int i = 0; i < 8; i++) {
+    if (n[i] == 0) continue;
+    if (seen)
+      return BAD("unexpected explicit tensor data for input tensor '%s' for model '%s', "
+                 "binary data was already supplied.",
+                 spec->name, model_name);
+    if (field_type[i] != t)
+      return BAD("unexpected explicit tensor data for input tensor '%s' for model '%s' "
+                 "of type '%s', expected datatype '%s'",
+                 spec->name, model_name, api_datatype_protocol_name(field_type[i]),
+                 api_datatype_protocol_name(t));
+    seen = true;
+  }
+  return NULL;
+}
+
 srv_status_t *srv_infer_contents_to_buffer(const char *model_name,
                                            const srv_tensor_spec_t *spec,
                                            const inference_InferTensorContents *contents,
@@ -85,6 +127,8 @@ srv_status_t *srv_infer_contents_to_buffer(const char *model_name,
         "input '%s' for model '%s' has no data: neither contents nor "
         "raw_input_contents",
         spec->name, model_name);
+  srv_status_t *st = contents_fields_check(model_name, spec, contents);
+  if (st != NULL) return st;
   size_t n, width;
   if (spec->datatype == TRITONSERVER_TYPE_BYTES) {
     const upb_StringView *v = inference_InferTensorContents_bytes_contents(contents, &n);

@@ -62,9 +62,12 @@ static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key
 /* Whether the tensor names a region, with Triton's checks of the three
  * parameters; then takes the reference into `binds`, for `output` (the
  * model's name for it) or for an input when NULL. */
-static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
-                              const char *output, upb_Arena *arena, bool *bound) {
-  *bound = false;
+/* Triton's checks of the three parameters (its ParseSharedMemoryParams);
+ * *offset and *size get their values when a region is named. */
+static srv_status_t *shm_params_check(const shm_params_t *p, const char *tensor,
+                                      uint64_t *offset, uint64_t *size) {
+  *offset = 0;
+  *size = 0;
   if (p->region == NULL) {
     if (p->byte_size != NULL || p->offset != NULL)
       return BAD("'%s' can not be specified without '" SHM_REGION
@@ -81,10 +84,17 @@ static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const c
     return BAD("'" SHM_BYTE_SIZE "' must be specified along with '" SHM_REGION
                "' parameter for tensor '%s'",
                tensor);
-  uint64_t offset = 0, size = 0;
-  srv_status_t *st = p->offset != NULL ? shm_uint(p->offset, SHM_OFFSET, tensor, &offset) : NULL;
-  if (st == NULL) st = shm_uint(p->byte_size, SHM_BYTE_SIZE, tensor, &size);
-  if (st != NULL) return st;
+  srv_status_t *st = p->offset != NULL ? shm_uint(p->offset, SHM_OFFSET, tensor, offset) : NULL;
+  if (st == NULL) st = shm_uint(p->byte_size, SHM_BYTE_SIZE, tensor, size);
+  return st;
+}
+
+static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
+                              const char *output, upb_Arena *arena, bool *bound) {
+  *bound = false;
+  uint64_t offset, size;
+  srv_status_t *st = shm_params_check(p, tensor, &offset, &size);
+  if (st != NULL || p->region == NULL) return st;
   if (binds->count == binds->cap) {
     uint32_t cap = binds->cap ? 2 * binds->cap : 4;
     srv_shm_ref_t *refs = srv_arena_alloc(arena, cap * sizeof *refs);
@@ -155,11 +165,6 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
       inference_ModelInferRequest_InferInputTensor_contents(in);
   shm_params_t sp = input_shm_params(in);
   bool in_shm = false;
-  if (sp.region != NULL && contents != NULL)
-    return BAD(
-        "unexpected 'content' provided when using shared memory for input tensor '%s' "
-        "for model '%s'",
-        spec->name, d->name);
   st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
   if (st != NULL) return st;
   if (in_shm) {
@@ -168,11 +173,6 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
     buf->size = ref->byte_size;
     buf->memory_type = ref->memory_type;
     buf->memory_type_id = ref->memory_type_id;
-  } else if (raw != NULL && contents != NULL) {
-    return BAD(
-        "contents field must not be specified when using raw_input_contents for '%s' "
-        "for model '%s'",
-        spec->name, d->name);
   } else if (raw != NULL) {
     buf->base = raw->data;
     buf->size = raw->size;
@@ -196,6 +196,64 @@ static bool input_in_shm(const input_msg_t *in) {
              in, upb_StringView_FromString(SHM_REGION), &v);
 }
 
+/* Triton's gRPC frontend looks at where each input's data is, in order,
+ * before the core checks anything: contents beside shared memory or beside
+ * raw_input_contents, and an input left without data, are refused first,
+ * naming the input as the request does. */
+static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
+                                       const input_msg_t *const *in, size_t n,
+                                       size_t nraw) {
+  size_t next_raw = 0;
+  for (size_t i = 0; i < n; i++) {
+    char q[SRV_QUOTE_SIZE];
+    upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
+    bool contents = inference_ModelInferRequest_InferInputTensor_has_contents(in[i]);
+    shm_params_t sp = input_shm_params(in[i]);
+    uint64_t offset, size;
+    srv_status_t *st = shm_params_check(&sp, srv_quote(q, name.data, name.size), &offset, &size);
+    if (st != NULL) return st;
+    if (input_in_shm(in[i])) {
+      if (contents)
+        return BAD(
+            "unexpected 'content' provided when using shared memory for input tensor "
+            "'%s' for model '%s'",
+            srv_quote(q, name.data, name.size), d->name);
+    } else if (contents && nraw != 0) {
+      return BAD(
+          "contents field must not be specified when using raw_input_contents for '%s' "
+          "for model '%s'",
+          srv_quote(q, name.data, name.size), d->name);
+    } else if (!contents && next_raw++ >= nraw) {
+      return BAD("unable to find data for input tensor '%s' for model '%s' in request.",
+                 srv_quote(q, name.data, name.size), d->name);
+    }
+  }
+  if (nraw > next_raw)
+    return BAD("model '%s': %zu raw_input_contents given for %zu inputs", d->name, nraw,
+               next_raw);
+  return NULL;
+}
+
+/* Triton's first checks of the inputs' names as sent: each once (its
+ * frontend adds them one by one), then their count. */
+static srv_status_t *inputs_count_check(const srv_model_t *m,
+                                        const input_msg_t *const *in, size_t n,
+                                        upb_Arena *arena) {
+  srv_input_name_t *names = srv_arena_alloc(arena, (n ? n : 1) * sizeof *names);
+  for (size_t i = 0; i < n; i++) {
+    upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
+    names[i] = (srv_input_name_t){name.data, name.size};
+    for (size_t j = 0; j < i; j++) {
+      if (names[j].len == name.size && memcmp(names[j].s, name.data, name.size) == 0) {
+        char q[SRV_QUOTE_SIZE];
+        return BAD("input '%s' already exists in request for model '%s'",
+                   srv_quote(q, name.data, name.size), srv_model_name(m));
+      }
+    }
+  }
+  return srv_check_input_count(m, names, n);
+}
+
 static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *d,
                                   const inference_ModelInferRequest *req,
                                   shm_binds_t *binds, upb_Arena *arena,
@@ -203,23 +261,22 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
   size_t n, nraw;
   const input_msg_t *const *in = inference_ModelInferRequest_inputs(req, &n);
   const upb_StringView *raw = inference_ModelInferRequest_raw_input_contents(req, &nraw);
+  srv_status_t *st = inputs_data_check(d, in, n, nraw);
+  if (st == NULL) st = inputs_count_check(m, in, n, arena);
+  if (st != NULL) return st;
+  r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
   /* raw_input_contents go, in order, to the inputs not in shared memory. */
-  size_t wanting_raw = 0;
-  for (size_t i = 0; i < n; i++) wanting_raw += !input_in_shm(in[i]);
-  if (nraw != 0 && nraw != wanting_raw)
-    return BAD("model '%s': %zu raw_input_contents given for %zu inputs", d->name, nraw,
-               wanting_raw);
-  r->inputs = srv_arena_alloc(arena, n * sizeof *r->inputs);
   size_t next_raw = 0;
   for (size_t i = 0; i < n; i++) {
     const upb_StringView *mine = NULL;
     if (nraw != 0 && !input_in_shm(in[i])) mine = &raw[next_raw++];
     memset(&r->inputs[i], 0, sizeof r->inputs[i]);
-    srv_status_t *st = input_build(m, d, in[i], mine, binds, arena, &r->inputs[i]);
+    st = input_build(m, d, in[i], mine, binds, arena, &r->inputs[i]);
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' given twice for model '%s'", r->inputs[i].name, d->name);
+        return BAD("input '%s' already exists in request for model '%s'",
+                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
   return srv_check_required_inputs(m, r);

@@ -54,7 +54,8 @@ const srv_rpc_t srv_rpcs[] = {
     {"CudaSharedMemoryUnregister", INFERENCE("CudaSharedMemoryUnregister"), SRV_RPC_UNARY,
      SRV_SERVE_UNARY, srv_rpc_cuda_shm_unregister, 1},
     TODO("TraceSetting"),
-    TODO("LogSettings"),
+    {"LogSettings", INFERENCE("LogSettings"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_log_settings, 1},
     {"Check", HEALTH("Check"), SRV_RPC_UNARY, SRV_SERVE_UNARY, srv_health_check, 2},
     {"Watch", HEALTH("Watch"), SRV_RPC_SERVER_STREAM, SRV_SERVE_HEALTH_WATCH, NULL, 2},
 };

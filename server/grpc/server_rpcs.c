@@ -5,6 +5,7 @@
 #include "grpc_service.upb.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
+#include "server/views/log_view.h"
 #include "server/views/views.h"
 
 /* Like tritonserver: while exiting, liveness and readiness calls fail. */
@@ -46,4 +47,16 @@ void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) 
   (void)req; /* an empty message: nothing to read */
   SRV_CALL_REPLY(call, inference_ServerMetadataResponse,
                  srv_view_server_metadata(srv_call_arena(call)));
+}
+
+void srv_rpc_log_settings(srv_call_t *call, const char *request, size_t len) {
+  SRV_CALL_PARSE_OR_RETURN(req, call, inference_LogSettingsRequest, "LogSettings", request,
+                           len);
+  inference_LogSettingsResponse *reply;
+  srv_status_t *st = srv_view_log_settings(req, srv_call_arena(call), &reply);
+  if (st != NULL) {
+    srv_call_fail(call, st);
+    return;
+  }
+  SRV_CALL_REPLY(call, inference_LogSettingsResponse, reply);
 }

@@ -158,6 +158,37 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
   return NULL;
 }
 
+/* Triton's input count check, on the names as sent. Triton runs it after
+ * its frontend parsed every input and before the core looks at any; here
+ * parse and checks go input by input, so it runs where Triton's answer
+ * would be the count: an input the model does not have, in a request with
+ * too many or too few inputs; otherwise srv_check_required_inputs ends the
+ * reading with the same text. */
+static srv_status_t *inputs_count_check(srv_model_t *m, const json_t *inputs,
+                                        upb_Arena *arena) {
+  size_t n = json_array_size(inputs);
+  srv_input_name_t *names = srv_arena_alloc(arena, (n ? n : 1) * sizeof *names);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *in = json_array_get(inputs, i);
+    if (!json_is_object(in)) return BAD("Unable to parse 'inputs'");
+    const json_t *name = json_object_get(in, "name");
+    if (!json_is_string(name)) return BAD("Unable to parse 'name'");
+    names[i] = (srv_input_name_t){json_string_value(name), json_string_length(name)};
+  }
+  return srv_check_input_count(m, names, n);
+}
+
+/* Whether `in` names an input the model does not have. */
+static bool unknown_input(srv_model_t *m, const json_t *in) {
+  const json_t *name = json_object_get(in, "name");
+  if (!json_is_string(name)) return false;
+  const srv_tensor_spec_t *spec;
+  srv_status_t *st =
+      srv_check_input_spec(m, json_string_value(name), json_string_length(name), &spec);
+  srv_status_free(st);
+  return st != NULL;
+}
+
 static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  const json_t *inputs, source_t *src, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
@@ -169,10 +200,18 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st =
         input_read(m, d, json_array_get(inputs, i), src, arena, &r->inputs[i]);
+    if (st != NULL && unknown_input(m, json_array_get(inputs, i))) {
+      srv_status_t *count = inputs_count_check(m, inputs, arena);
+      if (count != NULL) {
+        srv_status_free(st);
+        st = count;
+      }
+    }
     if (st != NULL) return st;
     for (size_t j = 0; j < i; j++)
       if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' given twice for model '%s'", r->inputs[i].name, d->name);
+        return BAD("input '%s' already exists in request for model '%s'",
+                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
   if (src->bin.left != 0)

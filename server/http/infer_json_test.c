@@ -222,7 +222,7 @@ static void test_datatype_refusals(void) {
   refused(types, &types_d,
           "{\"inputs\":[{\"name\":\"I32\",\"datatype\":\"INT32\",\"shape\":[3],"
           "\"data\":[1,2,3]}]}",
-          "unexpected shape for input 'I32' for model 'types'. Expected [2], got [3]");
+          "unexpected shape for input 'I32' for model 'types'. Expected [2], got [3]. ");
 }
 
 static void test_malformed(void) {
@@ -254,8 +254,17 @@ static void test_malformed(void) {
       simple, &simple_d, "{\"inputs\":[],\"inputs\":[]}",
       "failed to parse the request JSON buffer: duplicate object key near '\"inputs\"' "
       "at 21");
+  /* Triton counts the inputs before it looks them up: one unknown input
+   * alone is a count error, beside a right count an unknown input. */
   refused(simple, &simple_d,
           "{\"inputs\":[{\"name\":\"NOPE\",\"datatype\":\"INT32\",\"shape\":[1],"
+          "\"data\":[1]}]}",
+          "expected 2 inputs but got 1 inputs for model 'simple'. Got inputs ['NOPE'], "
+          "but missing required inputs ['INPUT0','INPUT1']. Please provide all required "
+          "inputs.");
+  refused(simple, &simple_d,
+          "{\"inputs\":[{\"name\":\"NOPE\",\"datatype\":\"INT32\",\"shape\":[1],"
+          "\"data\":[1]},{\"name\":\"INPUT1\",\"datatype\":\"INT32\",\"shape\":[1],"
           "\"data\":[1]}]}",
           "unexpected inference input 'NOPE' for model 'simple'");
   /* the header length is the body's at most */
@@ -794,8 +803,9 @@ static void test_generate(void) {
     const char *json, *message;
   } bad[] = {
       {"{\"max_tokens\":1}",
-       "expected 1 inputs but got 1 inputs for model 'gen'; missing required input "
-       "'text_input'"},
+       "expected number of inputs between 1 and 3 but got 1 inputs for model 'gen'. Got "
+       "inputs ['max_tokens'], but missing required inputs ['text_input']. Please "
+       "provide all required inputs."},
       {"{\"text_input\":1}",
        "Unable to parse 'data': element 0 of input 'text_input' is not a string"},
       {"{\"text_input\":[\"a\",\"b\"]}",

@@ -193,6 +193,19 @@ static void shm_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r
     srv_rest_shm(rest->srv, x, kind, region, op);
 }
 
+/* /v2/logging: GET reads the log settings, POST changes them. */
+static void logging_route(srv_http_exchange_t *x) {
+  bool post = method_is(x, "POST");
+  if (!post && !method_is(x, "GET")) {
+    srv_http_reply_error(x, 405, "Method Not Allowed");
+    return;
+  }
+  srv_http_bytes_t body = srv_http_body(x);
+  srv_http_answer_t a;
+  srv_http_logging(post, body.base, body.len, &a);
+  srv_rest_answer(x, &a);
+}
+
 /* The restricted group of /v2/models/{name}[/versions/{v}]/{kind}, as
  * tritonserver's routes: SRV_GROUP_NONE where it answers 404. */
 static srv_group_t model_group(const route_t *r) {
@@ -249,6 +262,8 @@ static void route(void *ctx, srv_http_exchange_t *x) {
     srv_http_answer_t a;
     srv_http_server_metadata(&a);
     srv_rest_answer(x, &a);
+  } else if (r.count == 2 && seg_is(r.seg[1], "logging")) {
+    logging_route(x);
   } else if (r.count == 3 && seg_is(r.seg[1], "health")) {
     health(rest, x, r.seg[2]);
   } else if (r.count == 3 && seg_is(r.seg[1], "models") && seg_is(r.seg[2], "stats")) {

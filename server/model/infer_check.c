@@ -6,9 +6,11 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/api/datatype.h"
+#include "server/common/log.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
@@ -59,28 +61,44 @@ static bool shape_fits(const srv_tensor_spec_t *spec, const int64_t *shape, size
   return true;
 }
 
+/* Triton's advice after a shape mismatch of a batching model. */
+#define BATCH_NOTE                                                                   \
+  "NOTE: Setting a non-zero max_batch_size in the model config requires a batch "    \
+  "dimension to be prepended to each input shape. If you want to specify the full " \
+  "shape including the batch dim in your input dims config, try setting "           \
+  "max_batch_size to zero. See the model configuration docs for more info on "      \
+  "max_batch_size."
+
 srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_t *spec,
                                     const int64_t *shape, size_t n) {
   size_t skip = m->max_batch_size > 0 ? 1 : 0;
+  char want[256], got[256];
+  shape_print(got, sizeof got, shape, n);
+  if (skip && n == 0)
+    return BAD("input '%s' has no shape but model requires batch dimension for '%s'",
+               spec->name, m->name);
   bool ok = n == spec->dims_count + skip;
-  for (size_t i = 0; ok && i < spec->dims_count; i++)
+  for (size_t i = 0; ok && i < spec->dims_count; i++) {
+    if (shape[i + skip] == -1)
+      return BAD("All input dimensions should be specified for input '%s' for model "
+                 "'%s', got %s",
+                 spec->name, m->name, got);
     ok = spec->dims[i] == -1 ? shape[i + skip] >= 0 : shape[i + skip] == spec->dims[i];
+  }
   for (size_t i = 0; ok && i < n; i++) ok = shape[i] >= 0;
   if (ok && shape_fits(spec, shape, n)) return NULL;
-  char want[256], got[256];
-  int64_t full[65];
-  size_t k = 0;
-  if (skip) full[k++] = -1;
-  for (size_t i = 0; i < spec->dims_count && k < 65; i++) full[k++] = spec->dims[i];
-  shape_print(want, sizeof want, full, k);
-  shape_print(got, sizeof got, shape, n);
   if (ok)
     return BAD(
         "input '%s' for model '%s': shape %s is too large: its data would not fit "
         "in 2^64 bytes",
         spec->name, m->name, got);
-  return BAD("unexpected shape for input '%s' for model '%s'. Expected %s, got %s",
-             spec->name, m->name, want, got);
+  int64_t full[65] = {0};
+  size_t k = 0;
+  if (skip) full[k++] = -1;
+  for (size_t i = 0; i < spec->dims_count && k < 65; i++) full[k++] = spec->dims[i];
+  shape_print(want, sizeof want, full, k);
+  return BAD("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s",
+             spec->name, m->name, want, got, skip ? BATCH_NOTE : "");
 }
 
 static uint64_t element_count(const int64_t *shape, size_t n) {
@@ -163,20 +181,83 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
   return NULL;
 }
 
-srv_status_t *srv_check_required_inputs(const srv_model_t *m,
-                                        const TRITONBACKEND_Request *r) {
+/* Appends "'name'," to the list in buf (of cap bytes) unless it would not
+ * fit; once one did not, "..." ends the list. */
+static void list_add(char *buf, size_t cap, const char *name, size_t len) {
+  size_t used = strlen(buf);
+  if (used >= 3 && strcmp(buf + used - 3, "...") == 0) return;
+  char q[SRV_QUOTE_SIZE];
+  srv_quote(q, name, len);
+  if (used + strlen(q) + 8 > cap) {
+    snprintf(buf + used, cap - used, "...");
+    return;
+  }
+  snprintf(buf + used, cap - used, "'%s',", q);
+}
+
+/* "[...]" from a list that list_add built. */
+static void list_close(char *buf, size_t cap) {
+  size_t used = strlen(buf);
+  if (used > 1 && buf[used - 1] == ',') buf[--used] = '\0';
+  snprintf(buf + used, cap - used, "]");
+}
+
+static bool given_has(const srv_input_name_t *given, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (name_is(name, given[i].s, given[i].len)) return true;
+  return false;
+}
+
+static srv_status_t *count_error(const srv_model_t *m, const srv_input_name_t *given,
+                                 size_t n, uint32_t required) {
+  char got[768] = "[", missing[768] = "[";
+  for (size_t i = 0; i < n; i++) list_add(got, sizeof got, given[i].s, given[i].len);
+  for (uint32_t i = 0; i < m->input_count; i++)
+    if (!m->inputs[i].optional && !given_has(given, n, m->inputs[i].name))
+      list_add(missing, sizeof missing, m->inputs[i].name, strlen(m->inputs[i].name));
+  list_close(got, sizeof got);
+  list_close(missing, sizeof missing);
+  if (required == m->input_count)
+    return BAD(
+        "expected %u inputs but got %zu inputs for model '%s'. Got inputs %s, but "
+        "missing required inputs %s. Please provide all required inputs.",
+        m->input_count, n, m->name, got, missing);
+  return BAD(
+      "expected number of inputs between %u and %u but got %zu inputs for model '%s'. "
+      "Got inputs %s, but missing required inputs %s. Please provide all required "
+      "inputs.",
+      required, m->input_count, n, m->name, got, missing);
+}
+
+static uint32_t required_count(const srv_model_t *m) {
   uint32_t required = 0;
   for (uint32_t i = 0; i < m->input_count; i++) required += !m->inputs[i].optional;
+  return required;
+}
+
+srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
+                                    size_t n) {
+  uint32_t required = required_count(m);
+  if (n <= m->input_count && n >= required) return NULL;
+  return count_error(m, given, n, required);
+}
+
+srv_status_t *srv_check_required_inputs(const srv_model_t *m,
+                                        const TRITONBACKEND_Request *r) {
   for (uint32_t i = 0; i < m->input_count; i++) {
     if (m->inputs[i].optional) continue;
     bool given = false;
     for (uint32_t j = 0; j < r->input_count && !given; j++)
       given = r->inputs[j].name == m->inputs[i].name;
-    if (!given)
-      return BAD(
-          "expected %u inputs but got %u inputs for model '%s'; missing required "
-          "input '%s'",
-          required, r->input_count, m->name, m->inputs[i].name);
+    if (given) continue;
+    uint32_t n = r->input_count;
+    srv_input_name_t *names = malloc((n ? n : 1) * sizeof *names);
+    if (names == NULL) SRV_FATAL("out of memory");
+    for (uint32_t j = 0; j < n; j++)
+      names[j] = (srv_input_name_t){r->inputs[j].name, strlen(r->inputs[j].name)};
+    srv_status_t *st = count_error(m, names, n, required_count(m));
+    free(names);
+    return st;
   }
   return NULL;
 }
@@ -187,11 +268,8 @@ srv_status_t *srv_check_batch(const srv_model_t *m, TRITONBACKEND_Request *r) {
   int64_t batch = r->inputs[0].shape[0];
   for (uint32_t i = 1; i < r->input_count; i++)
     if (r->inputs[i].shape[0] != batch)
-      return BAD(
-          "inputs of model '%s' disagree on the batch size (%lld for '%s', %lld for "
-          "'%s')",
-          m->name, (long long)batch, r->inputs[0].name, (long long)r->inputs[i].shape[0],
-          r->inputs[i].name);
+      return BAD("input '%s' batch size does not match other inputs for '%s'",
+                 r->inputs[i].name, m->name);
   if (batch < 1 || batch > m->max_batch_size)
     return BAD("inference request batch-size must be <= %d for '%s'",
                (int)m->max_batch_size, m->name);

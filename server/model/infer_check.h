@@ -41,8 +41,25 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
                                    size_t dims_count, const srv_buffer_t *buffers,
                                    uint32_t count, uint64_t *byte_size);
 
+/** An input's name as a request gave it (not NUL-terminated). */
+typedef struct {
+  const char *s;
+  size_t len;
+} srv_input_name_t;
+
+/** Triton's first check of a request's inputs, before any input is looked
+ *  at: no more inputs than the model has, and at least its required ones.
+ *  Triton's text: "expected 2 inputs but got 1 inputs for model 'simple'.
+ *  Got inputs ['INPUT0'], but missing required inputs ['INPUT1']. Please
+ *  provide all required inputs." ("expected number of inputs between R and
+ *  N ..." when some are optional; an empty list prints "[]" where Triton
+ *  prints "]"). */
+srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
+                                    size_t n);
+
 /** Every non-optional input of the model is among r's inputs (whose names
- *  are the model's own name pointers, as the checks above give them). */
+ *  are the model's own name pointers, as the checks above give them); else
+ *  the text of srv_check_input_count. */
 srv_status_t *srv_check_required_inputs(const srv_model_t *m,
                                         const TRITONBACKEND_Request *r);
 

@@ -59,6 +59,8 @@ static void test_names_and_types(void) {
          "unexpected inference output 'OUTPUT' for model 'm'");
 }
 
+#define BATCH_NOTE "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
+
 static void test_shapes(void) {
   static srv_model_t m;
   model_make(&m, "m", 8);
@@ -66,20 +68,29 @@ static void test_shapes(void) {
                 any[3] = {2, 9, 3};
   CHECK(srv_check_input_shape(&m, &inputs[0], ok, 2) == NULL);
   CHECK(srv_check_input_shape(&m, &inputs[1], any, 3) == NULL);
-  expect(
-      srv_check_input_shape(&m, &inputs[0], bad, 2),
-      "unexpected shape for input 'INPUT0' for model 'm'. Expected [-1,16], got [4,15]");
+  /* Triton's texts, its advice on the batch dimension included. */
+  expect(srv_check_input_shape(&m, &inputs[0], bad, 2),
+         "unexpected shape for input 'INPUT0' for model 'm'. Expected [-1,16], got "
+         "[4,15]. " BATCH_NOTE);
   expect(srv_check_input_shape(&m, &inputs[0], ok + 1, 1),
-         "unexpected shape for input 'INPUT0' for model 'm'. Expected [-1,16], got [16]");
+         "unexpected shape for input 'INPUT0' for model 'm'. Expected [-1,16], got "
+         "[16]. " BATCH_NOTE);
   expect(srv_check_input_shape(&m, &inputs[1], neg, 3),
          "unexpected shape for input 'TEXT' for model 'm'. Expected [-1,-1,3], got "
-         "[-1,5,3]");
+         "[-1,5,3]. " BATCH_NOTE);
+  const int64_t wild[3] = {2, -1, 3};
+  expect(srv_check_input_shape(&m, &inputs[1], wild, 3),
+         "All input dimensions should be specified for input 'TEXT' for model 'm', got "
+         "[2,-1,3]");
+  expect(srv_check_input_shape(&m, &inputs[0], ok, 0),
+         "input 'INPUT0' has no shape but model requires batch dimension for 'm'");
   static srv_model_t flat;
   model_make(&flat, "flat", 0);
   CHECK(srv_check_input_shape(&flat, &inputs[0], ok + 1, 1) == NULL);
-  expect(
-      srv_check_input_shape(&flat, &inputs[0], ok, 2),
-      "unexpected shape for input 'INPUT0' for model 'flat'. Expected [16], got [4,16]");
+  /* Without batching, Triton's text ends in ". " (no advice follows). */
+  expect(srv_check_input_shape(&flat, &inputs[0], ok, 2),
+         "unexpected shape for input 'INPUT0' for model 'flat'. Expected [16], got "
+         "[4,16]. ");
 }
 
 /* Shapes whose element count or byte size wraps in 64 bits passed, with
@@ -161,12 +172,26 @@ static void test_request_wide(void) {
   r.inputs = in;
   r.input_count = 1;
   expect(srv_check_required_inputs(&m, &r),
-         "expected 2 inputs but got 1 inputs for model 'm'; missing required input "
-         "'TEXT'");
+         "expected 2 inputs but got 1 inputs for model 'm'. Got inputs ['INPUT0'], but "
+         "missing required inputs ['TEXT']. Please provide all required inputs.");
+  /* Checked before any input is looked at: too many, too few. */
+  const srv_input_name_t three[3] = {{"INPUT0", 6}, {"TEXT", 4}, {"EXTRA", 5}};
+  expect(srv_check_input_count(&m, three, 3),
+         "expected 2 inputs but got 3 inputs for model 'm'. Got inputs "
+         "['INPUT0','TEXT','EXTRA'], but missing required inputs []. Please provide all "
+         "required inputs.");
+  expect(srv_check_input_count(&m, three + 2, 1),
+         "expected 2 inputs but got 1 inputs for model 'm'. Got inputs ['EXTRA'], but "
+         "missing required inputs ['INPUT0','TEXT']. Please provide all required "
+         "inputs.");
+  expect(srv_check_input_count(&m, three, 0),
+         "expected 2 inputs but got 0 inputs for model 'm'. Got inputs [], but missing "
+         "required inputs ['INPUT0','TEXT']. Please provide all required inputs.");
+  CHECK(srv_check_input_count(&m, three, 2) == NULL);
   r.input_count = 2;
   CHECK(srv_check_required_inputs(&m, &r) == NULL);
   expect(srv_check_batch(&m, &r),
-         "inputs of model 'm' disagree on the batch size (4 for 'INPUT0', 3 for 'TEXT')");
+         "input 'TEXT' batch size does not match other inputs for 'm'");
   r.input_count = 1;
   CHECK(srv_check_batch(&m, &r) == NULL);
   CHECK_EQ_U64(r.batch_size, 4);

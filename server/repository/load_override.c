@@ -74,17 +74,43 @@ typedef struct {
   size_t config_len;
 } parse_t;
 
-/* INVALID_ARGUMENT "failed to load '<model>': <detail>". */
+/* INVALID_ARGUMENT "failed to load '<model>': <detail>"; or, when `poll`,
+ * what Triton answers when the files of an override cannot make a model
+ * folder (a path that leaves it, a file given twice, files without a
+ * config): its repository poll fails, the client reads only INTERNAL
+ * "failed to load '<model>', failed to poll from model repository", and
+ * the detail goes to the log. */
+static srv_status_t *override_error(const parse_t *p, bool poll, const char *fmt,
+                                    va_list ap) {
+  char detail[SRV_STATUS_MESSAGE_MAX + 1];
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  if (!poll)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s': %s",
+                          p->model, detail);
+  SRV_ERROR("failed to poll model '%s': %s", p->model, detail);
+  return srv_status_new(GRPC_STATUS_INTERNAL,
+                        "failed to load '%s', failed to poll from model repository",
+                        p->model);
+}
+
 __attribute__((format(printf, 2, 3))) static srv_status_t *parse_error(const parse_t *p,
                                                                        const char *fmt,
                                                                        ...) {
-  char detail[SRV_STATUS_MESSAGE_MAX + 1];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
+  srv_status_t *st = override_error(p, false, fmt, ap);
   va_end(ap);
-  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s': %s", p->model,
-                        detail);
+  return st;
+}
+
+__attribute__((format(printf, 2, 3))) static srv_status_t *poll_error(const parse_t *p,
+                                                                      const char *fmt,
+                                                                      ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  srv_status_t *st = override_error(p, true, fmt, ap);
+  va_end(ap);
+  return st;
 }
 
 /* A normalized path within SRV_LOAD_OVERRIDE_DEPTH_MAX components of at
@@ -159,10 +185,10 @@ static srv_status_t *param_read(parse_t *p, upb_StringView key,
   upb_StringView raw = {key.data + strlen(FILE_PREFIX), key.size - strlen(FILE_PREFIX)};
   const char *path = path_normalize(raw, p->arena);
   if (path == NULL)
-    return parse_error(p,
-                       "invalid load parameter '%s': the file path must be relative "
-                       "to the model folder, not empty, and without '..'",
-                       qk);
+    return poll_error(p,
+                      "invalid load parameter '%s': the file path must be relative "
+                      "to the model folder, not empty, and without '..'",
+                      qk);
   srv_status_t *st = path_limits(p, qk, path);
   if (st != NULL) return st;
   return file_add(p, path, inference_ModelRepositoryParameter_bytes_param(v));
@@ -174,13 +200,13 @@ static srv_status_t *files_check(parse_t *p) {
   for (size_t i = 1; i < p->file_count; i++)
     if (strcmp(p->files[i - 1].path, p->files[i].path) == 0) {
       char q[SRV_QUOTE_SIZE];
-      return parse_error(p, "the file '%s' is given by more than one load parameter",
-                         srv_quote_str(q, p->files[i].path));
+      return poll_error(p, "the file '%s' is given by more than one load parameter",
+                        srv_quote_str(q, p->files[i].path));
     }
   if (p->file_count > 0 && p->config == NULL)
-    return parse_error(p,
-                       "load parameter 'config' must be specified for model file "
-                       "override");
+    return poll_error(p,
+                      "load parameter 'config' must be specified for model file "
+                      "override");
   return NULL;
 }
 

@@ -233,7 +233,14 @@ static srv_status_t *missing(const srv_registry_entry_t *e, const char *name, si
   if (e == NULL)
     return srv_status_new(GRPC_STATUS_UNAVAILABLE,
                           "Request for unknown model: '%s' is not found", q);
-  if (e->version_count == 0) {
+  /* Triton's lifecycle keeps a version that failed to load, not ready. */
+  for (size_t i = 0; version >= 0 && i < e->failure_count; i++)
+    if (e->failures[i].version == version)
+      return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                            "Request for unknown model: '%s' version %lld is not at ready "
+                            "state",
+                            q, (long long)version);
+  if (e->version_count == 0 && version < 0) {
     const char *why = e->reason;
     if (why == NULL && e->failure_count > 0) why = e->failures[0].reason;
     if (why == NULL && e->state == SRV_MODEL_STATE_LOADING) why = "the model is loading";
@@ -297,15 +304,32 @@ bool srv_version_parse(const char *version, size_t len, int64_t *out) {
   return true;
 }
 
+/* A version string that srv_version_parse refused, in Triton's words
+ * (GetModelVersionFromString: its std::stol says "stol"). Triton takes
+ * what stol takes ("7abc" is version 7, " 7" too); Nereid takes digits
+ * only, and refuses the rest with the same text. */
+static srv_status_t *version_error(const char *version, size_t len) {
+  char qv[SRV_QUOTE_SIZE];
+  srv_quote(qv, version, len);
+  bool negative = len > 1 && version[0] == '-' && version[1] >= '0' && version[1] <= '9';
+  for (size_t i = 2; negative && i < len; i++)
+    negative = version[i] >= '0' && version[i] <= '9';
+  if (negative)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "invalid model version specified '%s' , version should be an "
+                          "integral value > 0",
+                          qv);
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "failed to get model version from specified version string '%s' "
+                        "(details: stol), version should be an integral value > 0",
+                        qv);
+}
+
 srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
                                   const char *version, size_t version_len,
                                   srv_model_t **out) {
   int64_t v;
-  if (!srv_version_parse(version, version_len, &v)) {
-    char qn[SRV_QUOTE_SIZE], qv[SRV_QUOTE_SIZE];
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "model '%s': version '%s' is not a non-negative integer",
-                          srv_quote(qn, name, len), srv_quote(qv, version, version_len));
-  }
+  *out = NULL;
+  if (!srv_version_parse(version, version_len, &v)) return version_error(version, version_len);
   return srv_registry_acquire(r, name, len, v, out);
 }

@@ -67,5 +67,40 @@ static void acquire_refuses_an_empty_name(void) {
   srv_registry_free(r);
 }
 
+/* Triton's texts for what is missing: the model, its latest version, a
+ * version that failed to load, a version it never had. */
+static void missing_versions_in_tritons_words(void) {
+  srv_version_failure_t failed = {.version = 3, .reason = "broken"};
+  srv_registry_entry_t e = {.name = "m",
+                            .state = SRV_MODEL_STATE_UNAVAILABLE,
+                            .reason = "broken",
+                            .failures = &failed,
+                            .failure_count = 1};
+  srv_registry_t *r = srv_registry_new();
+  srv_registry_publish(r, &e, 1);
+  static const struct {
+    const char *name;
+    int64_t version;
+    const char *text;
+  } cases[] = {
+      {"x", -1, "Request for unknown model: 'x' is not found"},
+      {"m", -1, "Request for unknown model: 'm' has no available versions: broken"},
+      {"m", 3, "Request for unknown model: 'm' version 3 is not at ready state"},
+      {"m", 5, "Request for unknown model: 'm' version 5 is not found"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    srv_model_t *m;
+    srv_status_t *st =
+        srv_registry_acquire(r, cases[i].name, strlen(cases[i].name), cases[i].version, &m);
+    CHECK(m == NULL);
+    REQUIRE(st != NULL);
+    CHECK_EQ_U64(srv_status_code(st), GRPC_STATUS_UNAVAILABLE);
+    CHECK_STREQ(srv_status_message(st), cases[i].text);
+    srv_status_free(st);
+  }
+  srv_registry_free(r);
+}
+
 UNIT_MAIN("registry", UNIT_CASE(find_takes_any_bytes),
-          UNIT_CASE(acquire_refuses_an_empty_name))
+          UNIT_CASE(acquire_refuses_an_empty_name),
+          UNIT_CASE(missing_versions_in_tritons_words))

@@ -101,6 +101,7 @@ typedef struct repo_job {
   repo_tempdir_t *tempdir; /* made for the files of the override */
   uint64_t fingerprint;
   srv_status_t *error;  /* the model as a whole failed */
+  bool no_folder;       /* ... because no repository has its folder */
   srv_model_t **models; /* loaded versions, one reference each */
   size_t model_count;
   srv_version_failure_t *failures;

@@ -62,8 +62,9 @@ void repo_loaders_stop(srv_repository_t *r) {
 /* The folder <root>/<name> in exactly one root. The repository checked
  * the name (srv_model_name_check) before it made the record. */
 static srv_status_t *model_dir_find(const srv_options_t *opt, const char *name,
-                                    char **out) {
+                                    char **out, bool *missing) {
   *out = NULL;
+  *missing = false;
   for (size_t i = 0; i < opt->model_repository_count; i++) {
     char path[PATH_MAX];
     struct stat sb;
@@ -77,11 +78,15 @@ static srv_status_t *model_dir_find(const srv_options_t *opt, const char *name,
     }
     *out = srv_strdup(path);
   }
-  if (*out == NULL)
-    return srv_status_new(GRPC_STATUS_NOT_FOUND,
-                          "failed to load '%s': no model folder '%s' in the model "
-                          "repositories",
-                          name, name);
+  if (*out == NULL) {
+    *missing = true;
+    /* Triton's answer; the reason goes to the log, as Triton's poll does. */
+    SRV_ERROR("failed to poll model '%s': no model folder '%s' in the model repositories",
+              name, name);
+    return srv_status_new(GRPC_STATUS_INTERNAL,
+                          "failed to load '%s', failed to poll from model repository",
+                          name);
+  }
   return NULL;
 }
 
@@ -231,7 +236,7 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
     if (job->tempdir == NULL) SRV_FATAL("out of memory");
     job->tempdir->path = srv_strdup(job->dir);
   } else {
-    job->error = model_dir_find(r->srv->options, name, &job->dir);
+    job->error = model_dir_find(r->srv->options, name, &job->dir, &job->no_folder);
     if (job->error != NULL) return;
     /* Before reading anything: an edit made while loading shows next poll. */
     job->fingerprint = srv_repo_fingerprint(job->dir);

@@ -476,12 +476,10 @@ static void tempdir_drop_if_unused(srv_repository_t *r, repo_job_t *job) {
 }
 
 /* A failed load that leaves nothing to list, as tritonserver lists only
- * folders and loaded models: the name has no folder (NOT_FOUND), or came
- * with an override and never loaded. */
+ * folders and loaded models: the name has no folder, or came with an
+ * override and never loaded. */
 static bool load_forgotten(const repo_record_t *rec, const repo_job_t *job) {
-  bool no_folder =
-      job->error != NULL && srv_status_code(job->error) == GRPC_STATUS_NOT_FOUND;
-  return no_folder || (job->override != NULL && !rec->ever_loaded);
+  return job->no_folder || (job->override != NULL && !rec->ever_loaded);
 }
 
 static void on_load_done(srv_repository_t *r, repo_job_t *job) {

@@ -73,27 +73,22 @@ static void load_refusals(void) {
                  400,
                  "failed to load 'm': the value of load parameter 'file:1/a' is not "
                  "valid base64");
-  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:../x\": \"\"}}", 400,
-                 "failed to load 'm': invalid load parameter 'file:../x': the file path "
-                 "must be relative to the model folder, not empty, and without '..'");
+  /* Files that cannot make a model folder: Triton's failed poll. */
+  expect_refused("{\"parameters\": {\"config\": \"{}\", \"file:../x\": \"\"}}", 500,
+                 "failed to load 'm', failed to poll from model repository");
   expect_refused(
-      "{\"parameters\": {\"config\": \"{}\", \"file:/etc/passwd\": \"\"}}", 400,
-      "failed to load 'm': invalid load parameter 'file:/etc/passwd': the file "
-      "path must be relative to the model folder, not empty, and without '..'");
+      "{\"parameters\": {\"config\": \"{}\", \"file:/etc/passwd\": \"\"}}", 500,
+      "failed to load 'm', failed to poll from model repository");
   expect_refused(
-      "{\"parameters\": {\"config\": \"{}\", \"file:1/../../x\": \"\"}}", 400,
-      "failed to load 'm': invalid load parameter 'file:1/../../x': the file "
-      "path must be relative to the model folder, not empty, and without '..'");
+      "{\"parameters\": {\"config\": \"{}\", \"file:1/../../x\": \"\"}}", 500,
+      "failed to load 'm', failed to poll from model repository");
   expect_refused(
-      "{\"parameters\": {\"file:1/a\": \"\"}}", 400,
-      "failed to load 'm': load parameter 'config' must be specified for model "
-      "file override");
+      "{\"parameters\": {\"file:1/a\": \"\"}}", 500,
+      "failed to load 'm', failed to poll from model repository");
   expect_refused(
       "{\"parameters\": {\"config\": \"{}\", \"file:1/a\": \"\", \"file:1//a\": "
       "\"\"}}",
-      400,
-      "failed to load 'm': the file '1/a' is given by more than one load "
-      "parameter");
+      500, "failed to load 'm', failed to poll from model repository");
   expect_refused("{\"parameters\": {\"colour\": \"red\"}}", 400,
                  "failed to load 'm': unrecognized load parameter 'colour'.");
   expect_refused("{\"parameters\": {\"config\": \"{}\", \"config\": \"{}\"}}", 400,

@@ -94,6 +94,19 @@ srv_status_t *srv_http_load_parse(upb_StringView model, const char *body, size_t
 srv_status_t *srv_http_unload_parse(upb_StringView model, const char *body, size_t len,
                                     bool *unload_dependents, int *http_code);
 
+/** GET /v2/logging (update false) and POST /v2/logging with its body
+ *  (update true): applies the body's settings as log_view.h says (Triton's
+ *  keys; TritonJson's texts for a value of the wrong kind; "invalid
+ *  argument for --log_format, got: <name>"; null values and unknown keys
+ *  skipped; log_file refused, 501), then answers every setting:
+ *  {"log_file","log_info","log_warning","log_error","log_verbose_level",
+ *  "log_format"}. */
+void srv_http_logging(bool update, const char *body, size_t len, srv_http_answer_t *out);
+
+/** Most bytes of a POST /v2/logging body (six settings fit in far fewer);
+ *  past it, 400 naming the bound. */
+#define SRV_HTTP_LOGGING_BODY_MAX 65536u
+
 /** GET /v2/systemsharedmemory[/region/{name}]/status (kind SYSTEM) and
  *  /v2/cudasharedmemory[...]/status (CUDA), name empty without a region:
  *  a JSON array of {"name", "key", "offset", "byte_size"} (system) or

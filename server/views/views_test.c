@@ -119,11 +119,12 @@ static void server_metadata(void) {
   srv_http_answer_t a;
   srv_http_server_metadata(&a);
   expect(&a, 200,
-         "{\"name\":\"nereid\",\"version\":\"" NEREID_VERSION
+         "{\"name\":\"triton\",\"version\":\"" TRITON_COMPAT_VERSION
          "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
          "\"model_configuration\",\"sequence\",\"statistics\","
-         "\"system_shared_memory\",\"cuda_shared_memory\"]}");
+         "\"system_shared_memory\",\"cuda_shared_memory\",\"logging\","
+         "\"" NEREID_EXTENSION "\"]}");
 }
 
 static void model_metadata(void) {
@@ -148,8 +149,8 @@ static void model_metadata(void) {
   srv_http_answer_free(&a);
   srv_http_model_metadata(&f.srv, sv("simple"), sv("x1"), &a);
   expect(&a, 400,
-         "{\"error\":\"model 'simple': version 'x1' is not a non-negative "
-         "integer\"}");
+         "{\"error\":\"failed to get model version from specified version string 'x1' "
+         "(details: stol), version should be an integral value > 0\"}");
   srv_http_model_metadata(&f.srv, sv("simple"), sv("2"), &a);
   CHECK_EQ_U64(a.code, 503);
   srv_http_answer_free(&a);
@@ -245,8 +246,8 @@ static void statistics(void) {
          "{\"error\":\"requested model version is not available for model 'simple'\"}");
   srv_http_model_statistics(&f.srv, sv("simple"), sv("-1"), &a);
   expect(&a, 400,
-         "{\"error\":\"model 'simple': version '-1' is not a non-negative "
-         "integer\"}");
+         "{\"error\":\"invalid model version specified '-1' , version should be an "
+         "integral value > 0\"}");
   fixture_free(&f);
 }
 

@@ -227,7 +227,7 @@ def ensemble_cases():
     # ensemble_graph.c says "model nosuch_model is not given"; the repository
     # may refuse first, not finding the folder.
     case("unknown_model", lambda n: ensemble(n, [addsub_step(model="nosuch_model")]),
-         "nosuch_model", codes=(E.INVALID_ARGUMENT, E.NOT_FOUND))
+         "nosuch_model", codes=(E.INVALID_ARGUMENT, E.INTERNAL))
     case("non_existing_input", lambda n: ensemble(
         n, [step("simple", [("INPUT0", "INPUT0"), ("INPUT9", "INPUT1")],
                  [("OUTPUT0", "OUTPUT0"), ("OUTPUT1", "OUTPUT1")])]),

@@ -47,7 +47,9 @@ class HttpServerTest(harness.ServerTestCase):
         r = self.get("/v2/models/simple/versions/x/ready")
         self.assertEqual(r.status_code, 400)
         self.assertEqual(r.headers["Content-Type"], "application/json")
-        self.assertIn("is not a non-negative integer", r.json()["error"])
+        self.assertEqual(r.json()["error"],
+                         "failed to get model version from specified version string 'x' "
+                         "(details: stol), version should be an integral value > 0")
 
     def test_unknown_paths(self):
         for path in ("/", "/v1/health/live", "/v2/nothing", "/v2/health/dead",
@@ -469,7 +471,8 @@ class HttpViewsTest(harness.ServerTestCase):
     def test_server_and_model_metadata(self):
         r = requests.get(self.url("/v2"), timeout=10)
         self.assertEqual(r.status_code, 200)
-        self.assertEqual(r.json()["name"], "nereid")
+        self.assertEqual(r.json()["name"], "triton")
+        self.assertTrue(r.json()["extensions"][-1].startswith("nereid("))
         self.assertIn("statistics", r.json()["extensions"])
         m = requests.get(self.url("/v2/models/simple"), timeout=10).json()
         self.assertEqual(m["name"], "simple")

@@ -198,7 +198,9 @@ class Infer(unittest.TestCase):
         self.expect_error(req, E.INVALID_ARGUMENT, "byte size", "INPUT0")
         req = infer_request("simple", inputs)
         del req.raw_input_contents[1]
-        self.expect_error(req, E.INVALID_ARGUMENT, "raw_input_contents")
+        self.expect_error(req, E.INVALID_ARGUMENT,
+                          "unable to find data for input tensor 'INPUT1' for model "
+                          "'simple' in request.")
         req = infer_request("simple", inputs)
         req.inputs[0].contents.int_contents.extend(range(16))
         self.expect_error(req, E.INVALID_ARGUMENT, "contents", "INPUT0")

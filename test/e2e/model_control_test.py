@@ -248,10 +248,10 @@ class Explicit(ControlTest):
         self.assertFalse(self.ready("simple_identity"))
         self.check_simple()
         md = self.stub.ServerMetadata(pb.ServerMetadataRequest(), timeout=RPC_TIMEOUT)
-        self.assertEqual(list(md.extensions),
+        self.assertEqual(list(md.extensions)[:-1],
                          ["model_repository", "model_repository(unload_dependents)",
                           "model_configuration", "sequence", "statistics",
-                          "system_shared_memory", "cuda_shared_memory"])
+                          "system_shared_memory", "cuda_shared_memory", "logging"])
 
     def test_load_model_star_loads_all(self):
         self.start("--load-model=*")
@@ -286,7 +286,9 @@ class LoadErrors(ControlTest):
         self.check_simple()
 
     def test_unknown_model_not_found(self):
-        self.expect_error(lambda: self.load("nosuch"), E.NOT_FOUND, "nosuch")
+        # Triton's answer: its repository poll finds no such model.
+        self.expect_error(lambda: self.load("nosuch"), E.INTERNAL,
+                          "failed to load 'nosuch', failed to poll from model repository")
         self.assertFalse(self.ready("nosuch"))
         self.assertNotIn("nosuch", [row[0] for row in self.index()])
         self.still_serving()
@@ -455,12 +457,17 @@ class Overrides(ControlTest):
 
     def test_file_override_errors(self):
         data = b"bytes"
+        # Triton's answer to files that cannot make a model folder; the
+        # reason is in the log.
+        poll = "failed to load 'fresh2', failed to poll from model repository"
         self.expect_error(lambda: self.load("fresh2", files={"1/a.txt": data}),
-                          E.INVALID_ARGUMENT, "config")
+                          E.INTERNAL, poll)
+        self.assertTrue(self.server.wait_text("'config' must be specified"))
         for path in ("../x", "1/../../x", "/etc/x", ""):
             self.expect_error(lambda: self.load("fresh2", config=IDENTITY_JSON,
                                                 files={path: data}),
-                              E.INVALID_ARGUMENT, "file:" + path)
+                              E.INTERNAL, poll)
+            self.assertTrue(self.server.wait_text("'file:%s'" % path))
         as_string = pb.ModelRepositoryParameter(string_param="text")
         self.expect_error(lambda: self.load("fresh2", config=IDENTITY_JSON,
                                             **{"file:1/a.txt": as_string}),

@@ -86,6 +86,7 @@ HTTP_ENDPOINTS = [
     ("GET", "/v2/trace/setting", None, H_ADMIN),
     ("GET", "/v2/models/simple/trace/setting", None, H_ADMIN),
     ("GET", "/v2/logging", None, H_ADMIN),
+    ("POST", "/v2/logging", "{}", H_ADMIN),
 ]
 
 

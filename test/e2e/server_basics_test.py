@@ -33,13 +33,15 @@ class ServerRpcs(unittest.TestCase):
 
     def test_metadata(self):
         md = self.stub.ServerMetadata(pb.ServerMetadataRequest())
-        self.assertEqual(md.name, "nereid")
-        self.assertRegex(md.version, r"^\d+\.\d+\.\d+$")
-        # Only extensions that really work are listed.
-        self.assertEqual(list(md.extensions),
+        # Triton's name and release, so that clients that check them pass.
+        self.assertEqual(md.name, "triton")
+        self.assertRegex(md.version, r"^2\.\d+\.\d+$")
+        # Only extensions that really work are listed, then Nereid's own.
+        self.assertEqual(list(md.extensions)[:-1],
                          ["model_repository", "model_repository(unload_dependents)",
                           "model_configuration", "sequence", "statistics",
-                          "system_shared_memory", "cuda_shared_memory"])
+                          "system_shared_memory", "cuda_shared_memory", "logging"])
+        self.assertRegex(md.extensions[-1], r"^nereid\(\d+\.\d+\.\d+\)$")
 
     def test_health_check(self):
         health = self.server.health()
@@ -112,7 +114,7 @@ class ServerRpcs(unittest.TestCase):
                         assert stub.ServerLive(pb.ServerLiveRequest()).live
                         assert stub.ServerReady(pb.ServerReadyRequest()).ready
                         assert stub.ServerMetadata(
-                            pb.ServerMetadataRequest()).name == "nereid"
+                            pb.ServerMetadataRequest()).name == "triton"
                         assert health.Check(health_pb2.HealthCheckRequest()).status \
                             == health_pb2.HealthCheckResponse.SERVING
                         with lock:

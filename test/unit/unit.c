@@ -1,6 +1,7 @@
 /* Runner of the unit-test harness (see unit.h). Main thread only. */
 #include "test/unit/unit.h"
 
+#include <regex.h>
 #include <time.h>
 
 atomic_int unit_failures;
@@ -9,6 +10,14 @@ static double seconds_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int unit_matches(const char *text, const char *pattern) {
+  regex_t re;
+  if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0) return 0;
+  int ok = regexec(&re, text, 0, NULL, 0) == 0;
+  regfree(&re);
+  return ok;
 }
 
 int unit_run(const char *suite, const unit_case_t *cases, size_t count) {

@@ -61,6 +61,10 @@ extern atomic_int unit_failures;
     }                                                                              \
   } while (0)
 
+/* Whether `text` holds a match of the POSIX extended regular expression
+ * `pattern`, '^' and '$' matching at line ends (0 when it does not compile). */
+int unit_matches(const char *text, const char *pattern);
+
 /* Runs every case, prints one line per case and the closing summary line.
  * Returns the process exit status (0 when every case passed). */
 int unit_run(const char *suite, const unit_case_t *cases, size_t count);

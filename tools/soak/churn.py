@@ -94,7 +94,8 @@ def churn_bad_load(ctx):
         req, accept = load_request("a/b"), {"INVALID_ARGUMENT": ("'a/b'", "path traversal")}
     elif pick == 2:
         req = load_request("nosuch_folder")
-        accept = {"NOT_FOUND": "no model folder 'nosuch_folder'"}
+        accept = {"INTERNAL": ("failed to load 'nosuch_folder', failed to poll from "
+                               "model repository")}
     else:
         cfg = json.loads(identity_config(rng, "churn"))
         cfg["backend"] = "nosuch_backend"
