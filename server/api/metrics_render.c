@@ -179,6 +179,14 @@ TRITONSERVER_Metrics *api_metrics_snapshot_new(void) {
   return m;
 }
 
+TRITONSERVER_Metrics *api_metrics_new_take(char *text, size_t len) {
+  TRITONSERVER_Metrics *m = malloc(sizeof *m);
+  if (m == NULL) API_FATAL("out of memory making a metrics snapshot");
+  m->text = text;
+  m->len = len;
+  return m;
+}
+
 TRITONSERVER_Error *TRITONSERVER_MetricsDelete(TRITONSERVER_Metrics *metrics) {
   if (metrics != NULL) free(metrics->text);
   free(metrics);

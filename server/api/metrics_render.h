@@ -21,4 +21,10 @@ TRITONSERVER_Error *api_metrics_render(char **out, size_t *len);
  *  returns its text, which lives as long as the snapshot. Never NULL. */
 TRITONSERVER_Metrics *api_metrics_snapshot_new(void);
 
+/** A TRITONSERVER_Metrics holding `text` (`len` bytes, malloc'ed and
+ *  NUL-terminated), which it takes: for TRITONSERVER_ServerMetrics, whose
+ *  page has the server's statistics before the custom metrics. Never
+ *  NULL. */
+TRITONSERVER_Metrics *api_metrics_new_take(char *text, size_t len);
+
 #endif

@@ -13,6 +13,10 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelIsReady(TRITONSERVER_Server *server,
                                                     const int64_t model_version,
                                                     bool *ready) {
   srv_server_t *srv = (srv_server_t *)server;
+  if (ready == NULL || srv == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "TRITONSERVER_ServerModelIsReady: %s must not be NULL",
+                         ready == NULL ? "ready" : "server");
   *ready = false;
   if (srv_server_state(srv) != SRV_STATE_READY)
     return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
@@ -31,6 +35,10 @@ TRITONSERVER_Error *TRITONSERVER_ServerModelTransactionProperties(
     TRITONSERVER_Server *server, const char *model_name, const int64_t model_version,
     uint32_t *txn_flags, void **voidp) {
   if (voidp != NULL) *voidp = NULL;
+  if (txn_flags == NULL || server == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "TRITONSERVER_ServerModelTransactionProperties: %s must not be NULL",
+                         txn_flags == NULL ? "txn_flags" : "server");
   *txn_flags = 0;
   srv_model_t *m;
   TRITONSERVER_Error *err =

@@ -16,6 +16,7 @@ srv_repository_t *srv_repository_new(srv_server_t *srv) {
   if (r == NULL) SRV_FATAL("out of memory");
   r->srv = srv;
   r->registry = srv_registry_new();
+  repo_roots_init(&r->roots, srv->options);
   atomic_init(&r->notifiers, 0);
   atomic_init(&r->closed, false);
   act_timer_init(&r->reclaim_timer);
@@ -71,6 +72,14 @@ static size_t startup_names(const srv_options_t *opt, char ***out) {
   return n;
 }
 
+/* Poll mode with a period: the timer polls. An embedding program that
+ * asks for no period (0) polls itself (SRV_REPO_POLL), as Triton's
+ * in-process server only polls when asked. */
+static bool poll_timed(const srv_repository_t *r) {
+  return strcmp(r->srv->options->model_control_mode, "poll") == 0 &&
+         r->srv->options->repository_poll_secs > 0;
+}
+
 static void poll_arm(srv_repository_t *r) {
   uint64_t period = (uint64_t)r->srv->options->repository_poll_secs * 1000000000ull;
   r->poll_armed = true;
@@ -101,23 +110,74 @@ bool srv_repository_start(srv_repository_t *r) {
   sem_destroy(&done);
   free(ops);
   free(names);
-  if (strcmp(r->srv->options->model_control_mode, "poll") == 0) {
-    act_send(&r->actor, &r->poll_msg); /* the first poll arms the timer */
-  }
+  if (poll_timed(r)) act_send(&r->actor, &r->poll_msg); /* the first poll arms the timer */
   return all_loaded;
 }
 
 /* ---- Poll mode (the repository actor) ------------------------------------- */
 
-void repo_poll_start(srv_repository_t *r) {
-  r->poll_armed = false;
+/* A scan starts; it serves every asker waiting so far. */
+static void scan_start(srv_repository_t *r) {
   if (r->closing || r->scanning) return;
   r->scanning = true;
+  while (r->poll_waiting != NULL) {
+    srv_repo_op_t *op = r->poll_waiting;
+    r->poll_waiting = op->next;
+    op->next = r->poll_serving;
+    r->poll_serving = op;
+  }
   repo_job_queue(r, repo_job_new(JOB_SCAN));
 }
 
+void repo_poll_start(srv_repository_t *r) {
+  r->poll_armed = false; /* the timer's message: it fired */
+  scan_start(r);
+}
+
+/* Answers the askers whose scan's operations are all answered, then starts
+ * the scan that those who came since wait for. */
+static void poll_answer_if_done(srv_repository_t *r) {
+  if (r->poll_pending > 0 || r->scanning) return;
+  while (r->poll_answering != NULL) {
+    srv_repo_op_t *op = r->poll_answering;
+    r->poll_answering = op->next;
+    op->status = NULL;
+    op->done(op);
+  }
+  if (r->poll_waiting != NULL) scan_start(r);
+}
+
+void repo_poll_asked(srv_repository_t *r, srv_repo_op_t *op) {
+  op->next = r->poll_waiting;
+  r->poll_waiting = op;
+  /* A scan while the last one's loads still run would load them twice. */
+  if (r->poll_pending == 0) scan_start(r);
+}
+
+void repo_poll_refuse_waiting(srv_repository_t *r,
+                              srv_status_t *(*why)(const srv_repo_op_t *)) {
+  while (r->poll_waiting != NULL) {
+    srv_repo_op_t *op = r->poll_waiting;
+    r->poll_waiting = op->next;
+    op->status = why(op);
+    op->done(op);
+  }
+}
+
+/* `done` of the operations a scan starts: the askers wait for all of them. */
+static void poll_op_answered(srv_repo_op_t *op) {
+  srv_repository_t *r = op->ctx;
+  repo_op_free(op);
+  r->poll_pending--;
+  poll_answer_if_done(r);
+}
+
 static void poll_submit(srv_repository_t *r, srv_repo_op_kind_t kind, const char *name) {
-  srv_repository_submit(r, repo_op_new(kind, name));
+  srv_repo_op_t *op = repo_op_new(kind, name);
+  op->done = poll_op_answered;
+  op->ctx = r;
+  r->poll_pending++;
+  srv_repository_submit(r, op);
 }
 
 static bool was_unloaded(const repo_record_t *rec) {
@@ -146,7 +206,15 @@ void repo_poll_result(srv_repository_t *r, repo_job_t *job) {
     SRV_VERBOSE(1, "poll: model '%s' was removed", rec->name);
     poll_submit(r, SRV_REPO_UNLOAD, rec->name);
   }
-  if (!r->closing) poll_arm(r);
+  /* An asked scan may finish while the timer is armed: it stays as it is. */
+  if (!r->closing && !r->poll_armed && poll_timed(r)) poll_arm(r);
+  while (r->poll_serving != NULL) {
+    srv_repo_op_t *op = r->poll_serving;
+    r->poll_serving = op->next;
+    op->next = r->poll_answering;
+    r->poll_answering = op;
+  }
+  poll_answer_if_done(r);
 }
 
 /* ---- Shutdown ------------------------------------------------------------- */
@@ -228,6 +296,7 @@ void srv_repository_free(srv_repository_t *r) {
   for (size_t i = 0; i < r->record_count; i++) repo_record_free(r->records[i]);
   free(r->records);
   free(r->loaders);
+  repo_roots_fini(&r->roots);
   sem_destroy(&r->close_sem);
   free(r);
   srv_backends_finalize();

@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_REPOSITORY_REPO_INTERNAL_H
 #define NEREID_SERVER_REPOSITORY_REPO_INTERNAL_H
 
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 
@@ -100,6 +101,7 @@ typedef struct repo_job {
   char *dir;               /* model folder; JOB_REMOVE_DIR: the one to remove */
   repo_tempdir_t *tempdir; /* made for the files of the override */
   uint64_t fingerprint;
+  bool mapped;          /* the folder is served under another name */
   srv_status_t *error;  /* the model as a whole failed */
   bool no_folder;       /* ... because no repository has its folder */
   srv_model_t **models; /* loaded versions, one reference each */
@@ -122,6 +124,22 @@ typedef struct repo_loader {
   bool started;
 } repo_loader_t;
 
+/* A registered folder served under another model name. */
+typedef struct {
+  char *model; /* the name it is served under */
+  char *dir;   /* <root>/<folder> */
+  char *root;  /* the registration it came with */
+} repo_mapping_t;
+
+/* The roots now (repo_roots.c): any thread, under `lock`. */
+typedef struct {
+  pthread_mutex_t lock;
+  char **paths;
+  size_t count;
+  repo_mapping_t *maps;
+  size_t map_count;
+} repo_roots_t;
+
 /* A model alive (loaded, not yet destroyed) and its private folder. */
 typedef struct {
   srv_model_t *model;
@@ -132,6 +150,7 @@ struct srv_repository {
   act_actor_t actor;
   struct srv_server *srv;
   srv_registry_t *registry;
+  repo_roots_t roots;
   /* Threads of models dropping their last reference (any thread) and the
    * main thread at shutdown: see model_drained in repository.c. */
   _Atomic uint32_t notifiers;
@@ -150,6 +169,11 @@ struct srv_repository {
   repo_record_t *later_head; /* unloads to finish at the end of the turn */
   bool closing;
   bool scanning;
+  /* SRV_REPO_POLL askers: waiting for a scan to start; served by the scan
+   * under way; answered once the operations its result started
+   * (poll_pending, any scan's) are answered. Lists linked through next. */
+  srv_repo_op_t *poll_waiting, *poll_serving, *poll_answering;
+  size_t poll_pending;
   bool reclaim_armed, poll_armed;
   uint64_t reclaim_delay_ns;
   sem_t *close_done; /* posted once closing and idle */
@@ -213,7 +237,21 @@ void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reloa
 
 /* repo_control.c: start-up, polling, shutdown. */
 void repo_poll_start(srv_repository_t *r);
+/** An SRV_REPO_POLL operation arrived (not closing). */
+void repo_poll_asked(srv_repository_t *r, srv_repo_op_t *op);
+/** Closing: answers the askers whose scan has not started. */
+void repo_poll_refuse_waiting(srv_repository_t *r, srv_status_t *(*why)(const srv_repo_op_t *));
 void repo_poll_result(srv_repository_t *r, repo_job_t *job);
+
+/* repo_roots.c: the roots and their mappings. */
+void repo_roots_init(repo_roots_t *t, const srv_options_t *opt);
+void repo_roots_fini(repo_roots_t *t);
+/** The folder of model `name` (malloc'ed) in exactly one root, or through
+ *  its mapping (*mapped). No folder at all: *missing, and Triton's INTERNAL
+ *  "failed to poll from model repository" (the reason is logged). Blocks on
+ *  stat: loader threads. */
+srv_status_t *repo_roots_find(repo_roots_t *t, const char *name, char **out,
+                              bool *mapped, bool *missing);
 
 /* repo_jobs.c: the loaders' side. */
 void repo_loaders_start(srv_repository_t *r);

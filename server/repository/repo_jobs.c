@@ -59,37 +59,6 @@ void repo_loaders_stop(srv_repository_t *r) {
 
 /* ---- JOB_LOAD ------------------------------------------------------------ */
 
-/* The folder <root>/<name> in exactly one root. The repository checked
- * the name (srv_model_name_check) before it made the record. */
-static srv_status_t *model_dir_find(const srv_options_t *opt, const char *name,
-                                    char **out, bool *missing) {
-  *out = NULL;
-  *missing = false;
-  for (size_t i = 0; i < opt->model_repository_count; i++) {
-    char path[PATH_MAX];
-    struct stat sb;
-    snprintf(path, sizeof path, "%s/%s", opt->model_repositories[i], name);
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
-    if (*out != NULL) {
-      free(*out);
-      *out = NULL;
-      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                            "model '%s' appears in several model repositories", name);
-    }
-    *out = srv_strdup(path);
-  }
-  if (*out == NULL) {
-    *missing = true;
-    /* Triton's answer; the reason goes to the log, as Triton's poll does. */
-    SRV_ERROR("failed to poll model '%s': no model folder '%s' in the model repositories",
-              name, name);
-    return srv_status_new(GRPC_STATUS_INTERNAL,
-                          "failed to load '%s', failed to poll from model repository",
-                          name);
-  }
-  return NULL;
-}
-
 /* The index of x in v[0, n) (ascending), or n. */
 static size_t version_find(const int64_t *v, size_t n, int64_t x) {
   size_t lo = 0, hi = n;
@@ -192,6 +161,11 @@ static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *j
   } else if (source == path) {
     c = cfg_model_config_read(path, arena, err, sizeof err);
     if (c == NULL) job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+    /* A mapped folder's config names its folder: the model takes the
+     * mapped name, as Triton renames it. */
+    if (c != NULL && job->mapped)
+      inference_ModelConfig_set_name(
+          c, upb_StringView_FromString(srv_arena_copy(arena, name, strlen(name) + 1)));
   } else {
     job->error = srv_load_override_config(name, job->override->config_json,
                                           job->override->config_json_len, arena, &c);
@@ -236,7 +210,7 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
     if (job->tempdir == NULL) SRV_FATAL("out of memory");
     job->tempdir->path = srv_strdup(job->dir);
   } else {
-    job->error = model_dir_find(r->srv->options, name, &job->dir, &job->no_folder);
+    job->error = repo_roots_find(&r->roots, name, &job->dir, &job->mapped, &job->no_folder);
     if (job->error != NULL) return;
     /* Before reading anything: an edit made while loading shows next poll. */
     job->fingerprint = srv_repo_fingerprint(job->dir);

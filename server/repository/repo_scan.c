@@ -29,7 +29,7 @@ static int found_cmp(const void *a, const void *b) {
   return (x->root > y->root) - (x->root < y->root);
 }
 
-static char *path_join(const char *dir, const char *name) {
+char *srv_repo_path_join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = malloc(n);
   if (p == NULL) SRV_FATAL("out of memory");
@@ -80,7 +80,7 @@ void srv_repo_scan(char *const *roots, size_t root_count, bool with_fingerprints
     }
     srv_repo_model_t *m = &out->models[out->count++];
     m->name = found[i].name;
-    m->dir = path_join(roots[found[i].root], m->name);
+    m->dir = srv_repo_path_join(roots[found[i].root], m->name);
   }
   free(found);
   if (with_fingerprints)

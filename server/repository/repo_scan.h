@@ -40,6 +40,9 @@ typedef struct {
 void srv_repo_scan(char *const *roots, size_t root_count, bool with_fingerprints,
                    srv_repo_listing_t *out);
 
+/** "<dir>/<name>", malloc'ed (the caller frees it). Any thread. */
+char *srv_repo_path_join(const char *dir, const char *name);
+
 /** Frees what a listing holds and zeroes it. */
 void srv_repo_listing_free(srv_repo_listing_t *l);
 

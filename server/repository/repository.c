@@ -374,6 +374,10 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
     op_done(r, op, shutting_down(op));
     return;
   }
+  if (op->kind == SRV_REPO_POLL) {
+    repo_poll_asked(r, op);
+    return;
+  }
   repo_record_t *rec = repo_record_find(r, op->name);
   if (rec == NULL && op->kind == SRV_REPO_UNLOAD) {
     /* Nothing of that name is loaded: done, as tritonserver answers, and
@@ -518,6 +522,10 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
 
 static srv_status_t *shutting_down(const srv_repo_op_t *op) {
   char q[SRV_QUOTE_SIZE];
+  if (op->kind == SRV_REPO_POLL)
+    return srv_status_new(GRPC_STATUS_UNAVAILABLE,
+                          "failed to poll the model repository: the server is shutting "
+                          "down");
   return srv_status_new(
       GRPC_STATUS_UNAVAILABLE, "failed to %s '%s': the server is shutting down",
       op->kind == SRV_REPO_LOAD ? "load" : "unload", srv_quote_str(q, op->name));
@@ -628,6 +636,7 @@ static void behaviour(srv_repository_t *r, act_msg_t *msg) {
     case REPO_CLOSE:
       r->closing = true;
       close_refuse_waiting(r);
+      repo_poll_refuse_waiting(r, shutting_down);
       /* A timer that fails to cancel is firing: its message still comes. */
       if (r->reclaim_armed && act_timer_cancel(r->srv->runtime, &r->reclaim_timer))
         r->reclaim_armed = false;

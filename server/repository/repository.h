@@ -14,6 +14,7 @@
 #include "server/repository/load_override.h"
 #include "server/repository/model_name.h"
 #include "server/repository/registry.h"
+#include "server/repository/repo_scan.h"
 
 struct srv_server;
 typedef struct srv_repository srv_repository_t;
@@ -21,6 +22,10 @@ typedef struct srv_repository srv_repository_t;
 typedef enum {
   SRV_REPO_LOAD = 1,
   SRV_REPO_UNLOAD,
+  /* Scan the repositories now and apply what changed, as poll mode's
+   * timer does; answered once the loads and unloads it started are
+   * answered (TRITONSERVER_ServerPollModelRepository). `name` unused. */
+  SRV_REPO_POLL,
 } srv_repo_op_kind_t;
 
 /** A load or unload asked of the repository. The asker fills it and keeps
@@ -59,9 +64,31 @@ srv_registry_t *srv_repository_registry(srv_repository_t *r);
  *  (or with an override, never loaded) leaves none either. */
 void srv_repository_submit(srv_repository_t *r, srv_repo_op_t *op);
 
+/** Adds the repository root `path` (a folder), with `n` name mappings:
+ *  <path>/<dirs[i]> is served as model models[i] (and not under its folder
+ *  name). INVALID_ARGUMENT when path is not a folder or a name breaks
+ *  srv_model_name_check; ALREADY_EXISTS when path is a root already or a
+ *  model name is mapped already (Triton's texts). Models loaded already
+ *  stay as they are; later loads see the root. The caller checks the
+ *  control mode (explicit only, as Triton). Any thread. */
+srv_status_t *srv_repository_register(srv_repository_t *r, const char *path,
+                                      const char *const *dirs, const char *const *models,
+                                      size_t n);
+
+/** Removes the root `path` (one of --model-repository's too) and its
+ *  mappings; INVALID_ARGUMENT when it is not a root. Loaded models stay.
+ *  Any thread. */
+srv_status_t *srv_repository_unregister(srv_repository_t *r, const char *path);
+
+/** The model folders of the roots now, as srv_repo_scan lists them, with
+ *  mapped folders under their model names. Blocks (reads the folders). Any
+ *  thread. */
+void srv_repository_listing(srv_repository_t *r, srv_repo_listing_t *out);
+
 /** Loads what the control mode loads at start-up (none, poll: every model
  *  in the repositories; explicit: the --load-model ones), in parallel, and
- *  waits. Then, in poll mode, starts polling. Returns false when a model
+ *  waits. Then, in poll mode, starts polling every repository_poll_secs
+ *  (0: only when asked, with SRV_REPO_POLL). Returns false when a model
  *  failed to load. Main thread. */
 bool srv_repository_start(srv_repository_t *r);
 

@@ -57,7 +57,11 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
   inference_RepositoryIndexResponse *reply = inference_RepositoryIndexResponse_new(a);
   if (reply == NULL) SRV_FATAL("out of memory");
   srv_repo_listing_t disk = {0};
-  if (!ready_only)
+  /* The roots now (registered ones included); a server made of a bare
+   * registry (the views' tests) has only its options' roots. */
+  if (!ready_only && srv->repository != NULL)
+    srv_repository_listing(srv->repository, &disk);
+  else if (!ready_only)
     srv_repo_scan(srv->options->model_repositories, srv->options->model_repository_count,
                   false, &disk);
   const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);

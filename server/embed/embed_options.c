@@ -1,0 +1,275 @@
+/* TRITONSERVER_ServerOptions: the settings of a server an application
+ * makes, kept as command-line flags so that srv_options_parse gives them
+ * the command line's defaults, ranges and texts. Options of features
+ * Nereid does not have are accepted where they ask for nothing (Triton's
+ * defaults), and refused naming the option and the reason where they ask
+ * for more (embed.md, "Options"). One thread at a time per object (the
+ * application's), as in Triton; the log options change the process's log
+ * at once, as Triton's do. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/api/error.h"
+#include "server/api/log.h"
+#include "server/common/log.h"
+#include "server/common/memory.h"
+#include "server/embed/embed.h"
+#include "server/metrics/metrics_config.h"
+
+#define NULL_ARG SRV_EMBED_NULL
+
+static void args_push(TRITONSERVER_ServerOptions *o, char *arg) {
+  if (o->arg_count == o->arg_cap) {
+    size_t cap = o->arg_cap == 0 ? 16 : o->arg_cap * 2;
+    char **grown = realloc(o->args, cap * sizeof *grown);
+    if (grown == NULL) SRV_FATAL("out of memory");
+    o->args = grown;
+    o->arg_cap = cap;
+  }
+  o->args[o->arg_count++] = arg;
+}
+
+srv_status_t *srv_embed_options_build(const TRITONSERVER_ServerOptions *o,
+                                      srv_options_t *opt) {
+  srv_status_t *st = srv_options_parse(opt, (int)o->arg_count, o->args);
+  if (st != NULL || strcmp(opt->model_control_mode, "explicit") != 0) return st;
+  for (size_t i = 0; i < o->startup_model_count; i++) {
+    char **grown = realloc(opt->load_models, (opt->load_model_count + 1) * sizeof *grown);
+    if (grown == NULL) SRV_FATAL("out of memory");
+    grown[opt->load_model_count++] = srv_strdup(o->startup_models[i]);
+    opt->load_models = grown;
+  }
+  return NULL;
+}
+
+/* Adds --flag=value, kept only when the whole list still parses: the
+ * flag's own check (range, form) answers, naming the API function. */
+static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                    const char *flag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                    const char *flag, const char *fmt, ...) {
+  if (o == NULL) return NULL_ARG(fn, "options");
+  char value[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(value, sizeof value, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof value)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: value longer than %zu bytes", fn, sizeof value - 1);
+  char *arg = malloc(strlen(flag) + (size_t)n + 4);
+  if (arg == NULL) SRV_FATAL("out of memory");
+  sprintf(arg, "--%s=%s", flag, value);
+  args_push(o, arg);
+  srv_options_t opt;
+  srv_status_t *st = srv_options_parse(&opt, (int)o->arg_count, o->args);
+  srv_options_free(&opt);
+  if (st == NULL) return NULL;
+  free(o->args[--o->arg_count]);
+  TRITONSERVER_Error *err =
+      api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn, srv_status_message(st));
+  srv_status_free(st);
+  return err;
+}
+
+static const char *bool_text(bool b) { return b ? "true" : "false"; }
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsNew(TRITONSERVER_ServerOptions **options) {
+  if (options == NULL) return NULL_ARG("TRITONSERVER_ServerOptionsNew", "options");
+  TRITONSERVER_ServerOptions *o = calloc(1, sizeof *o);
+  if (o == NULL) SRV_FATAL("out of memory");
+  args_push(o, srv_strdup("nereid"));
+  /* Triton's library, unlike its command line, completes no model config
+   * unless told to (TRITONSERVER_ServerOptionsSetStrictModelConfig). */
+  args_push(o, srv_strdup("--disable-auto-complete-config=true"));
+  *options = o;
+  return NULL;
+}
+
+/* NULL is no error: Triton deletes a null pointer without complaint. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions *o) {
+  if (o == NULL) return NULL;
+  for (size_t i = 0; i < o->arg_count; i++) free(o->args[i]);
+  free(o->args);
+  for (size_t i = 0; i < o->startup_model_count; i++) free(o->startup_models[i]);
+  free(o->startup_models);
+  free(o->server_id);
+  free(o);
+  return NULL;
+}
+
+/* ---- Settings that are flags ----------------------------------------------- */
+
+/* strict: every model folder needs a complete config.pbtxt; false lets
+ * backends complete configs (TRITONBACKEND_ModelAutoCompleteConfig) and a
+ * folder without config.pbtxt load. Through the newer flag, which the
+ * command line does not warn about. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictModelConfig(
+    TRITONSERVER_ServerOptions *o, bool strict) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetStrictModelConfig",
+                  "disable-auto-complete-config", "%s", strict ? "true" : "false");
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelRepositoryPath(
+    TRITONSERVER_ServerOptions *o, const char *path) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelRepositoryPath";
+  if (path == NULL) return NULL_ARG(fn, "model_repository_path");
+  return flag_add(o, fn, "model-repository", "%s", path);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelControlMode(
+    TRITONSERVER_ServerOptions *o, TRITONSERVER_ModelControlMode mode) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelControlMode";
+  static const char *const names[] = {"none", "poll", "explicit"};
+  if ((unsigned)mode > TRITONSERVER_MODEL_CONTROL_EXPLICIT)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown model control mode %d",
+                         fn, (int)mode);
+  return flag_add(o, fn, "model-control-mode", "%s", names[mode]);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBackendDirectory(
+    TRITONSERVER_ServerOptions *o, const char *dir) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetBackendDirectory";
+  if (dir == NULL) return NULL_ARG(fn, "backend_dir");
+  return flag_add(o, fn, "backend-directory", "%s", dir);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBackendConfig(
+    TRITONSERVER_ServerOptions *o, const char *backend, const char *setting,
+    const char *value) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetBackendConfig";
+  if (backend == NULL) return NULL_ARG(fn, "backend_name");
+  if (setting == NULL) return NULL_ARG(fn, "setting");
+  if (value == NULL) return NULL_ARG(fn, "value");
+  /* What the flag's <backend>,<key>=<value> could not carry. Triton's
+   * global settings (backend "") have no flag form here. */
+  if (backend[0] == '\0' || strchr(backend, ',') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: backend name '%s' must be non-empty, without ','", fn,
+                         backend);
+  if (setting[0] == '\0' || strchr(setting, '=') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: setting '%s' must be non-empty, without '='", fn, setting);
+  return flag_add(o, fn, "backend-config", "%s,%s=%s", backend, setting, value);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitOnError(TRITONSERVER_ServerOptions *o,
+                                                             bool exit) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetExitOnError", "exit-on-error", "%s",
+                  bool_text(exit));
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictReadiness(
+    TRITONSERVER_ServerOptions *o, bool strict) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetStrictReadiness", "strict-readiness",
+                  "%s", bool_text(strict));
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitTimeout(TRITONSERVER_ServerOptions *o,
+                                                             unsigned int timeout) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout", "exit-timeout-secs", "%u",
+                  timeout);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadThreadCount(
+    TRITONSERVER_ServerOptions *o, unsigned int count) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadThreadCount",
+                  "model-load-thread-count", "%u", count);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize(
+    TRITONSERVER_ServerOptions *o, uint64_t size) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize",
+                  "pinned-memory-pool-byte-size", "%llu", (unsigned long long)size);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
+    TRITONSERVER_ServerOptions *o, int gpu_device, uint64_t size) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize";
+  if (gpu_device < 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
+                         fn, gpu_device);
+  return flag_add(o, fn, "cuda-memory-pool-byte-size", "%d:%llu", gpu_device,
+                  (unsigned long long)size);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetrics(TRITONSERVER_ServerOptions *o,
+                                                         bool metrics) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetMetrics", "allow-metrics", "%s",
+                  bool_text(metrics));
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCpuMetrics(TRITONSERVER_ServerOptions *o,
+                                                            bool cpu_metrics) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetCpuMetrics", "allow-cpu-metrics", "%s",
+                  bool_text(cpu_metrics));
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsInterval(
+    TRITONSERVER_ServerOptions *o, uint64_t interval_ms) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetMetricsInterval", "metrics-interval-ms",
+                  "%llu", (unsigned long long)interval_ms);
+}
+
+/* Nereid's settings have no group: only the global one ("") exists. The
+ * setting is checked now, as the metrics page would read it. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
+    TRITONSERVER_ServerOptions *o, const char *name, const char *setting,
+    const char *value) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetMetricsConfig";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (name == NULL) return NULL_ARG(fn, "name");
+  if (setting == NULL) return NULL_ARG(fn, "setting");
+  if (value == NULL) return NULL_ARG(fn, "value");
+  if (name[0] != '\0')
+    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
+                         "%s: metrics setting group '%s': Nereid's metrics settings are "
+                         "all global (name \"\")",
+                         fn, name);
+  char text[4096];
+  int n = snprintf(text, sizeof text, "%s=%s", setting, value);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: setting too long", fn);
+  srv_metrics_config_t scratch;
+  srv_metrics_config_init(&scratch);
+  srv_status_t *st = srv_metrics_config_parse(&scratch, text);
+  if (st != NULL) {
+    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
+                                            srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  return flag_add(o, fn, "metrics-config", "%s", text);
+}
+
+/* ---- Settings kept beside the flags ---------------------------------------- */
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetServerId(TRITONSERVER_ServerOptions *o,
+                                                          const char *server_id) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetServerId";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (server_id == NULL) return NULL_ARG(fn, "server_id");
+  free(o->server_id);
+  o->server_id = srv_strdup(server_id);
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStartupModel(TRITONSERVER_ServerOptions *o,
+                                                              const char *model_name) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetStartupModel";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (model_name == NULL) return NULL_ARG(fn, "model_name");
+  char **grown =
+      realloc(o->startup_models, (o->startup_model_count + 1) * sizeof *grown);
+  if (grown == NULL) SRV_FATAL("out of memory");
+  grown[o->startup_model_count++] = srv_strdup(model_name);
+  o->startup_models = grown;
+  return NULL;
+}
