@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/response_output.h"
 #include "triton/core/tritonbackend.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -143,25 +144,16 @@ static TRITONSERVER_Error *copy_answer(TRITONSERVER_InferenceResponse *from,
   uint32_t count;
   RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutputCount(from, &count));
   for (uint32_t i = 0; i < count; i++) {
-    const char *name;
-    TRITONSERVER_DataType dt;
-    const int64_t *shape;
-    uint64_t dims;
-    const void *base;
-    size_t size;
-    TRITONSERVER_MemoryType mt;
-    int64_t mt_id;
-    void *userp;
-    RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutput(
-        from, i, &name, &dt, &shape, &dims, &base, &size, &mt, &mt_id, &userp));
+    bk_response_output_t o;
+    RETURN_IF_ERROR(bk_response_output(from, i, &o));
     TRITONBACKEND_Output *out;
     void *buffer;
     TRITONSERVER_MemoryType out_mt = TRITONSERVER_MEMORY_CPU;
     int64_t out_id = 0;
-    RETURN_IF_ERROR(
-        TRITONBACKEND_ResponseOutput(to, &out, name, dt, shape, (uint32_t)dims));
-    RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(out, &buffer, size, &out_mt, &out_id));
-    if (size > 0) memcpy(buffer, base, size);
+    RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(to, &out, o.name, o.datatype, o.shape,
+                                                 (uint32_t)o.dims_count));
+    RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(out, &buffer, o.byte_size, &out_mt, &out_id));
+    if (o.byte_size > 0) memcpy(buffer, o.base, o.byte_size);
   }
   return NULL;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/response_output.h"
 #include "test/backends/pyshape/pyshape.h"
 
 /* Made at backend initialize, read-only afterwards. */
@@ -72,27 +73,18 @@ static TRITONSERVER_Error *response_read(TRITONSERVER_InferenceResponse *respons
   uint32_t count;
   PS_RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutputCount(response, &count));
   for (uint32_t i = 0; i < count; i++) {
-    const char *name;
-    TRITONSERVER_DataType type;
-    const int64_t *shape;
-    uint64_t dims;
-    const void *base;
-    size_t size;
-    TRITONSERVER_MemoryType mt;
-    int64_t mt_id;
-    void *userp;
-    PS_RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutput(
-        response, i, &name, &type, &shape, &dims, &base, &size, &mt, &mt_id, &userp));
-    if (strcmp(name, "PARAMS") == 0 && size >= 4) {
+    bk_response_output_t o;
+    PS_RETURN_IF_ERROR(bk_response_output(response, i, &o));
+    if (strcmp(o.name, "PARAMS") == 0 && o.byte_size >= 4) {
       uint32_t len;
-      memcpy(&len, base, 4);
-      if (len > size - 4 || len >= sizeof p->text) len = 0;
-      memcpy(p->text, (const char *)base + 4, len);
+      memcpy(&len, o.base, 4);
+      if (len > o.byte_size - 4 || len >= sizeof p->text) len = 0;
+      memcpy(p->text, (const char *)o.base + 4, len);
       p->text[len] = '\0';
-    } else if (strcmp(name, "OUTPUT0") == 0 && type == TRITONSERVER_TYPE_INT32) {
-      p->data = malloc(size > 0 ? size : 1);
-      if (size > 0) memcpy(p->data, base, size);
-      p->count = size / sizeof(int32_t);
+    } else if (strcmp(o.name, "OUTPUT0") == 0 && o.datatype == TRITONSERVER_TYPE_INT32) {
+      p->data = malloc(o.byte_size > 0 ? o.byte_size : 1);
+      if (o.byte_size > 0) memcpy(p->data, o.base, o.byte_size);
+      p->count = o.byte_size / sizeof(int32_t);
     }
   }
   uint32_t params;
