@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/common/response_output.h"
+#include "backends/common/inprocess.h"
 #include "triton/core/tritonbackend.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -31,27 +31,6 @@ typedef struct {
   sem_t done;
   TRITONSERVER_InferenceResponse *response;
 } pending_t;
-
-static TRITONSERVER_Error *host_alloc(TRITONSERVER_ResponseAllocator *a, const char *name,
-                                      size_t size, TRITONSERVER_MemoryType mt, int64_t id,
-                                      void *userp, void **buffer, void **buffer_userp,
-                                      TRITONSERVER_MemoryType *actual,
-                                      int64_t *actual_id) {
-  *actual = TRITONSERVER_MEMORY_CPU;
-  *actual_id = 0;
-  *buffer_userp = NULL;
-  *buffer = size > 0 ? malloc(size) : NULL;
-  if (size > 0 && *buffer == NULL)
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNAVAILABLE, "bls: out of memory");
-  return NULL;
-}
-
-static TRITONSERVER_Error *host_release(TRITONSERVER_ResponseAllocator *a, void *buffer,
-                                        void *buffer_userp, size_t size,
-                                        TRITONSERVER_MemoryType mt, int64_t id) {
-  free(buffer);
-  return NULL;
-}
 
 static void on_response(TRITONSERVER_InferenceResponse *response, const uint32_t flags,
                         void *userp) {
@@ -184,7 +163,7 @@ static TRITONSERVER_Error *answer(TRITONSERVER_Server *server,
 }
 
 EXPORT TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend) {
-  return TRITONSERVER_ResponseAllocatorNew(&allocator, host_alloc, host_release, NULL);
+  return bk_host_allocator_new(&allocator);
 }
 
 EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *backend) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/common/response_output.h"
+#include "backends/common/inprocess.h"
 #include "test/backends/pyshape/pyshape.h"
 
 /* Made at backend initialize, read-only afterwards. */
@@ -31,24 +31,6 @@ typedef struct {
   uint64_t count;
 } pending_t;
 
-static TRITONSERVER_Error *alloc_fn(TRITONSERVER_ResponseAllocator *a, const char *name,
-                                    size_t size, TRITONSERVER_MemoryType mt, int64_t mt_id,
-                                    void *userp, void **buffer, void **buffer_userp,
-                                    TRITONSERVER_MemoryType *actual, int64_t *actual_id) {
-  *actual = TRITONSERVER_MEMORY_CPU;
-  *actual_id = 0;
-  *buffer_userp = NULL;
-  *buffer = size > 0 ? malloc(size) : NULL;
-  return NULL;
-}
-
-static TRITONSERVER_Error *release_fn(TRITONSERVER_ResponseAllocator *a, void *buffer,
-                                      void *buffer_userp, size_t size,
-                                      TRITONSERVER_MemoryType mt, int64_t mt_id) {
-  free(buffer);
-  return NULL;
-}
-
 /* request_executor.cc's OutputBufferQuery: any memory is fine. */
 static TRITONSERVER_Error *query_fn(TRITONSERVER_ResponseAllocator *a, void *userp,
                                     const char *name, size_t *size,
@@ -57,7 +39,7 @@ static TRITONSERVER_Error *query_fn(TRITONSERVER_ResponseAllocator *a, void *use
 }
 
 TRITONSERVER_Error *ps_bls_init(void) {
-  PS_RETURN_IF_ERROR(TRITONSERVER_ResponseAllocatorNew(&allocator, alloc_fn, release_fn, NULL));
+  PS_RETURN_IF_ERROR(bk_host_allocator_new(&allocator));
   return TRITONSERVER_ResponseAllocatorSetQueryFunction(allocator, query_fn);
 }
 
