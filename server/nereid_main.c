@@ -18,6 +18,7 @@
 #include "server/http/metrics_endpoint.h"
 #include "server/http/rest.h"
 #include "server/options.h"
+#include "server/trace/trace_config.h"
 
 static void signals_block(sigset_t *set) {
   sigemptyset(set);
@@ -35,6 +36,7 @@ static int options_load(srv_options_t *opt, int argc, char **argv) {
   }
   if (st == NULL) st = srv_options_validate(opt);
   if (st == NULL) st = srv_tls_check(opt); /* before the models load */
+  if (st == NULL) st = srv_trace_config_check(opt);
   if (st == NULL) return -1; /* go on */
   fprintf(stderr, "error: %s\n\n", srv_status_message(st));
   if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) srv_options_usage(stderr);

@@ -257,6 +257,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
   r->state->shm = uses;
+  r->state->trace_sample = true; /* a client's request: the tracer samples it */
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
   srv_call_watch_cancel(call);

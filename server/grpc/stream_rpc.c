@@ -378,6 +378,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   r->state->owner_data = q;
   r->state->request_start_ns = start;
   r->state->shm = uses;
+  r->state->trace_sample = true; /* a client's request: the tracer samples it */
   q->state = r->state;
   srv_infer_state_ref(q->state);
   q->next = s->reqs;

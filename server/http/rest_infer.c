@@ -442,6 +442,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
   state->shm = uses; /* released with the state, as the gRPC frontend's */
+  state->trace_sample = true; /* a client's request: the tracer samples it */
   TRITONBACKEND_Request *r = f->request;
   r->state = state;
   r->model = m;
