@@ -7,7 +7,8 @@
 const char *const srv_extensions[] = {"model_repository",
                                       "model_repository(unload_dependents)",
                                       "model_configuration", "sequence", "statistics",
-                                      "system_shared_memory", "cuda_shared_memory"};
+                                      "system_shared_memory", "cuda_shared_memory",
+                                      "trace"};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
 inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a) {

@@ -121,7 +121,7 @@ static void server_metadata(void) {
          "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
          "\"model_configuration\",\"sequence\",\"statistics\","
-         "\"system_shared_memory\",\"cuda_shared_memory\"]}");
+         "\"system_shared_memory\",\"cuda_shared_memory\",\"trace\"]}");
 }
 
 static void model_metadata(void) {

@@ -39,7 +39,7 @@ class ServerRpcs(unittest.TestCase):
         self.assertEqual(list(md.extensions),
                          ["model_repository", "model_repository(unload_dependents)",
                           "model_configuration", "sequence", "statistics",
-                          "system_shared_memory", "cuda_shared_memory"])
+                          "system_shared_memory", "cuda_shared_memory", "trace"])
 
     def test_health_check(self):
         health = self.server.health()
@@ -67,9 +67,9 @@ class ServerRpcs(unittest.TestCase):
 
     def test_unimplemented_rpc_names_itself(self):
         with self.assertRaises(grpc.RpcError) as cm:
-            self.stub.TraceSetting(pb.TraceSettingRequest())
+            self.stub.LogSettings(pb.LogSettingsRequest())
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
-        self.assertIn("TraceSetting", cm.exception.details())
+        self.assertIn("LogSettings", cm.exception.details())
 
     def test_unregistered_method(self):
         channel = self.server.connect()
