@@ -149,12 +149,11 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceNew(
 TRITONSERVER_Error *TRITONSERVER_InferenceTraceDelete(
     TRITONSERVER_InferenceTrace *trace) {
   NEED(trace, "TRITONSERVER_InferenceTraceDelete");
-  /* A server trace is the server's: its request releases it. */
-  if (trace->record != NULL)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "TRITONSERVER_InferenceTraceDelete: trace %llu is the server's",
-                         (unsigned long long)trace->id);
+  /* A child of a server trace that a backend spawned and did not hand to
+   * ServerInferAsync (which failed): its share of the record goes too. */
+  srv_trace_record_t *r = trace->record;
   srv_trace_free(trace);
+  if (r != NULL) srv_trace_record_drop(r);
   return NULL;
 }
 
@@ -228,6 +227,8 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceReportActivity(
 TRITONSERVER_Error *TRITONBACKEND_RequestTrace(TRITONBACKEND_Request *request,
                                                TRITONSERVER_InferenceTrace **trace) {
   NEED(request, "TRITONBACKEND_RequestTrace");
-  *trace = request->state->trace;
+  NEED(trace, "TRITONBACKEND_RequestTrace");
+  /* A request outside a server (tests) has no state: untraced. */
+  *trace = request->state != NULL ? request->state->trace : NULL;
   return NULL;
 }

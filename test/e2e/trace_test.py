@@ -277,6 +277,31 @@ class Traffic(unittest.TestCase):
         self.assertLessEqual(stamps["CUSTOM_ACTIVITY_END"], stamps["REQUEST_END"])
         shutil.rmtree(repo)
 
+    def test_bls_child_trace(self):
+        repo = tmpdir()
+        for model in ("simple", "bls_simple"):
+            src = os.path.join(harness.EXAMPLES if model == "simple" else harness.TEST_MODELS,
+                               model)
+            shutil.copytree(src, os.path.join(repo, model))
+        server, stub = self.run_server("--trace-config", "level=TIMESTAMPS",
+                                       "--trace-config", "rate=1", repo=repo,
+                                       backends=harness.combined_backends())
+        stub.ModelInfer(harness.simple_request("bls_simple"), timeout=10)
+        stop_clean(server)
+        traces = load_traces(self.file)
+        self.assertEqual(len(traces), 2)
+        (root,) = [i for i, t in traces.items() if "parent_id" not in t["info"]]
+        (child,) = [t for i, t in traces.items() if i != root]
+        self.assertEqual(traces[root]["info"]["model_name"], "bls_simple")
+        self.assertEqual(child["info"]["model_name"], "simple")
+        self.assertEqual(child["info"]["parent_id"], root)
+        self.check_order(child)
+        # The call happened within the outer request's execution.
+        outer = dict(traces[root]["stamps"])
+        self.assertLessEqual(outer["QUEUE_START"], dict(child["stamps"])["REQUEST_START"])
+        self.assertLessEqual(dict(child["stamps"])["REQUEST_END"], outer["REQUEST_END"])
+        shutil.rmtree(repo)
+
     def test_untraced_model_writes_nothing(self):
         server, stub = self.run_server("--trace-config", "level=TIMESTAMPS",
                                        "--trace-config", "rate=1")
