@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actors/timer.h"
 #include "server/api/error.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/model/request.h"
 #include "server/trace/trace.h"
+#include "server/trace/trace_frontend.h"
 #include "server/trace/trace_record.h"
 
 /* Triton's ids: one counter for the process, from 1. Relaxed: only
@@ -104,6 +106,34 @@ void srv_trace_release(srv_trace_t *t) {
     t->release_fn(t, t->userp);
   else
     srv_trace_free(t);
+}
+
+/* ---- a frontend's own timestamps (trace_frontend.h) ---- */
+
+struct srv_trace_later {
+  srv_trace_record_t *record;
+  uint64_t id;
+};
+
+void srv_trace_stamp_now(srv_trace_t *t, const char *name) {
+  if (t->record != NULL && (t->level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS))
+    srv_trace_record_stamp(t->record, t->id, name, act_now_ns());
+}
+
+srv_trace_later_t *srv_trace_later(srv_trace_t *t) {
+  if (t->record == NULL || !(t->level & TRITONSERVER_TRACE_LEVEL_TIMESTAMPS)) return NULL;
+  srv_trace_later_t *l = malloc(sizeof *l);
+  if (l == NULL) SRV_FATAL("out of memory");
+  l->record = t->record;
+  l->id = t->id;
+  srv_trace_record_share(l->record);
+  return l;
+}
+
+void srv_trace_later_stamp(srv_trace_later_t *l, const char *name) {
+  srv_trace_record_stamp(l->record, l->id, name, act_now_ns());
+  srv_trace_record_drop(l->record);
+  free(l);
 }
 
 /* ---- Triton's C API ---- */

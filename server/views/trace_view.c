@@ -7,7 +7,6 @@
 
 #include "server/common/log.h"
 #include "server/common/memory.h"
-#include "server/trace/tracer.h"
 #include "server/views/model_lookup.h"
 #include "server/views/views.h"
 

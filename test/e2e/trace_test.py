@@ -199,6 +199,11 @@ class Traffic(unittest.TestCase):
             self.assertNotIn("parent_id", t["info"])
             self.assertEqual(t["tensors"], [])
             self.check_order(t)
+            # The frontend's own: its send, after the request was queued.
+            proto = "GRPC" if t["info"]["request_id"].startswith("g") else "HTTP"
+            stamps = dict(t["stamps"])
+            self.assertLessEqual(stamps["QUEUE_START"], stamps[proto + "_SEND_START"])
+            self.assertLessEqual(stamps[proto + "_SEND_START"], stamps[proto + "_SEND_END"])
 
     def test_rate_n_and_count(self):
         server, stub = self.run_server("--trace-level=TIMESTAMPS", "--trace-rate=3",
@@ -254,7 +259,8 @@ class Traffic(unittest.TestCase):
         for c in children:
             self.check_order(c)
         names = [n for n, _ in traces[root]["stamps"]]
-        self.assertEqual(names, ["REQUEST_START", "QUEUE_START", "REQUEST_END"])
+        self.assertEqual(sorted(names), sorted(["REQUEST_START", "QUEUE_START", "REQUEST_END",
+                                                "GRPC_SEND_START", "GRPC_SEND_END"]))
 
     def test_backend_custom_activity(self):
         repo = tmpdir()
