@@ -40,6 +40,16 @@ void srv_trace_record_drop(srv_trace_record_t *r) {
   srv_trace_writer_push(r->writer, r);
 }
 
+void srv_trace_text_grow(char **p, size_t *cap, size_t need, size_t first) {
+  if (need <= *cap) return;
+  size_t n = *cap ? *cap : first;
+  while (n < need) n *= 2;
+  char *grown = realloc(*p, n);
+  if (grown == NULL) SRV_FATAL("out of memory");
+  *p = grown;
+  *cap = n;
+}
+
 /* A growable text, built outside the record's lock, then appended whole. */
 typedef struct {
   char *p;
@@ -53,13 +63,7 @@ static void text_reserve(text_t *t, size_t more) {
     t->over = true;
     return;
   }
-  if (t->len + more <= t->cap) return;
-  size_t cap = t->cap ? t->cap : 256;
-  while (cap < t->len + more) cap *= 2;
-  char *grown = realloc(t->p, cap);
-  if (grown == NULL) SRV_FATAL("out of memory");
-  t->p = grown;
-  t->cap = cap;
+  srv_trace_text_grow(&t->p, &t->cap, t->len + more, 256);
 }
 
 static void text_put(text_t *t, const char *s, size_t n) {
@@ -69,6 +73,8 @@ static void text_put(text_t *t, const char *s, size_t n) {
   t->len += n;
 }
 
+static void text_printf(text_t *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void text_printf(text_t *t, const char *fmt, ...) {
   char buf[64];
   va_list ap;
@@ -106,14 +112,7 @@ static void record_append(srv_trace_record_t *r, text_t *t) {
   if (t->over || r->len + t->len + 1 > SRV_TRACE_RECORD_MAX) {
     r->dropped++;
   } else {
-    if (r->len + t->len + 1 > r->cap) {
-      size_t cap = r->cap ? r->cap : 1024;
-      while (cap < r->len + t->len + 1) cap *= 2;
-      char *grown = realloc(r->text, cap);
-      if (grown == NULL) SRV_FATAL("out of memory");
-      r->text = grown;
-      r->cap = cap;
-    }
+    srv_trace_text_grow(&r->text, &r->cap, r->len + t->len + 1, 1024);
     if (r->len > 0) r->text[r->len++] = ',';
     memcpy(r->text + r->len, t->p, t->len);
     r->len += t->len;

@@ -32,6 +32,11 @@ typedef struct srv_trace_record {
   struct srv_trace_record *next; /* the writer's queue */
 } srv_trace_record_t;
 
+/** Grows the heap buffer *p (capacity *cap, doubling from `first`) to
+ *  hold `need` bytes; out of memory is fatal. The record's text, an
+ *  entry's and the writer's pending files share it. */
+void srv_trace_text_grow(char **p, size_t *cap, size_t need, size_t first);
+
 srv_trace_record_t *srv_trace_record_new(struct srv_trace_writer *w,
                                          uint32_t log_frequency);
 void srv_trace_record_free(srv_trace_record_t *r);

@@ -29,12 +29,10 @@ struct srv_trace_writer {
   char *pending;  /* traces waiting for their indexed file, comma-joined */
   size_t pending_len, pending_cap;
   uint32_t pending_count;
-  bool failed; /* an I/O error was logged; the next ones are too, once each kind */
 };
 
-static void io_error(srv_trace_writer_t *w, const char *what, const char *file) {
+static void io_error(const char *what, const char *file) {
   SRV_ERROR("trace file '%s': %s: %s", file, what, strerror(errno));
-  w->failed = true;
 }
 
 /* One whole array in `path.<index>`. */
@@ -46,12 +44,12 @@ static void indexed_write(srv_trace_writer_t *w) {
   snprintf(name, n, "%s.%u", w->path, w->index++);
   FILE *f = fopen(name, "w");
   if (f == NULL) {
-    io_error(w, "cannot create", name);
+    io_error("cannot create", name);
   } else {
     fputc('[', f);
     fwrite(w->pending, 1, w->pending_len, f);
     fputc(']', f);
-    if (fclose(f) != 0) io_error(w, "cannot write", name);
+    if (fclose(f) != 0) io_error("cannot write", name);
   }
   free(name);
   w->pending_len = 0;
@@ -59,15 +57,7 @@ static void indexed_write(srv_trace_writer_t *w) {
 }
 
 static void pending_add(srv_trace_writer_t *w, const srv_trace_record_t *r) {
-  size_t need = w->pending_len + r->len + 1;
-  if (need > w->pending_cap) {
-    size_t cap = w->pending_cap ? w->pending_cap : 4096;
-    while (cap < need) cap *= 2;
-    char *grown = realloc(w->pending, cap);
-    if (grown == NULL) SRV_FATAL("out of memory");
-    w->pending = grown;
-    w->pending_cap = cap;
-  }
+  srv_trace_text_grow(&w->pending, &w->pending_cap, w->pending_len + r->len + 1, 4096);
   if (w->pending_len > 0) w->pending[w->pending_len++] = ',';
   memcpy(w->pending + w->pending_len, r->text, r->len);
   w->pending_len += r->len;
@@ -80,7 +70,7 @@ static void main_add(srv_trace_writer_t *w, const srv_trace_record_t *r) {
   if (first) {
     w->main = fopen(w->path, "w");
     if (w->main == NULL) {
-      io_error(w, "cannot create", w->path);
+      io_error("cannot create", w->path);
       return;
     }
   }
@@ -120,7 +110,7 @@ static void *writer_loop(void *arg) {
       batch = next;
       n++;
     }
-    if (w->main != NULL && fflush(w->main) != 0) io_error(w, "cannot write", w->path);
+    if (w->main != NULL && fflush(w->main) != 0) io_error("cannot write", w->path);
     pthread_mutex_lock(&w->mu);
     w->written += n;
   }
@@ -129,7 +119,7 @@ static void *writer_loop(void *arg) {
   indexed_write(w);
   if (w->main != NULL) {
     fputc(']', w->main);
-    if (fclose(w->main) != 0) io_error(w, "cannot write", w->path);
+    if (fclose(w->main) != 0) io_error("cannot write", w->path);
     w->main = NULL;
   }
   return NULL;
