@@ -4,6 +4,7 @@
 #include "server/trace/tracer.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -221,6 +222,43 @@ static void sampling_threads_exact(void) {
   srv_tracer_free(tr);
 }
 
+/* Slots made by sampling threads while updates make others: every
+ * request of every model is traced at rate 1, whoever made the slot. */
+static void *many_models_thread(void *arg) {
+  srv_tracer_t *tr = arg;
+  uint32_t traced = 0;
+  char name[16];
+  for (int i = 0; i < 4000; i++) {
+    snprintf(name, sizeof name, "m%d", i % 200);
+    srv_trace_t *t = srv_tracer_sample(tr, name);
+    if (t != NULL) {
+      traced++;
+      srv_trace_release(t);
+    }
+  }
+  return (void *)(uintptr_t)traced;
+}
+
+static void slots_made_concurrently(void) {
+  srv_tracer_t *tr = tracer_new(TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 1, -1);
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, many_models_thread, tr);
+  const char *minus1[] = {"-1"};
+  char name[16];
+  for (int i = 0; i < 300; i++) {
+    snprintf(name, sizeof name, "m%d", (i * 7) % 250);
+    update_with(tr, name, "trace_count", minus1, 1, GRPC_STATUS_OK);
+  }
+  uint64_t traced = 0;
+  for (int i = 0; i < 4; i++) {
+    void *n;
+    pthread_join(th[i], &n);
+    traced += (uintptr_t)n;
+  }
+  CHECK_EQ_U64(traced, 4 * 4000);
+  srv_tracer_free(tr);
+}
+
 static void model_follows_global_until_set(void) {
   srv_tracer_t *tr = tracer_new(TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 1000, -1);
   const char *five[] = {"5"}, *two[] = {"2"};
@@ -303,5 +341,6 @@ static void no_file_no_tracing(void) {
 UNIT_MAIN("tracer", UNIT_CASE(config_defaults_and_values),
           UNIT_CASE(config_old_flags_then_trace_config), UNIT_CASE(config_refusals),
           UNIT_CASE(file_rule), UNIT_CASE(sampling_rate_and_count),
-          UNIT_CASE(sampling_threads_exact), UNIT_CASE(model_follows_global_until_set),
+          UNIT_CASE(sampling_threads_exact), UNIT_CASE(slots_made_concurrently),
+          UNIT_CASE(model_follows_global_until_set),
           UNIT_CASE(bad_updates_change_nothing), UNIT_CASE(no_file_no_tracing))

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import unittest
 
 import grpc
@@ -204,6 +205,53 @@ class Traffic(unittest.TestCase):
             stamps = dict(t["stamps"])
             self.assertLessEqual(stamps["QUEUE_START"], stamps[proto + "_SEND_START"])
             self.assertLessEqual(stamps[proto + "_SEND_START"], stamps[proto + "_SEND_END"])
+
+    def test_concurrent_clients_and_updates(self):
+        """Four clients (gRPC and HTTP) at rate 1 while settings of other
+        models change: every request is one complete trace, the file is
+        one valid array."""
+        server, stub = self.run_server("--trace-config", "level=TIMESTAMPS",
+                                       "--trace-config", "rate=1",
+                                       "--http-thread-count=2")
+        errors = []
+
+        def grpc_client():
+            try:
+                for i in range(25):
+                    simple_infer(stub)
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        def http_client():
+            try:
+                with requests.Session() as s:
+                    for i in range(25):
+                        r = s.post(server.http_url + "/v2/models/simple/infer",
+                                   data=HTTP_BODY, timeout=10)
+                        assert r.status_code == 200, r.text
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        def updater():
+            try:
+                for i in range(25):
+                    trace_setting(stub, "simple_int8", trace_rate=[str(1 + i % 3)])
+                    trace_setting(stub, "simple_int8", trace_rate=[])
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=f) for f in
+                   (grpc_client, grpc_client, http_client, http_client, updater)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        stop_clean(server)
+        traces = load_traces(self.file)
+        self.assertEqual(len(traces), 100)
+        for t in traces.values():
+            self.check_order(t)
 
     def test_rate_n_and_count(self):
         server, stub = self.run_server("--trace-level=TIMESTAMPS", "--trace-rate=3",
