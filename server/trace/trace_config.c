@@ -15,15 +15,14 @@
 bool srv_trace_level_parse(const char *s, uint32_t *level) {
   static const char *const off[] = {"off", "false"};
   static const char *const stamps[] = {"timestamps", "true", "on", "min", "max"};
+  *level = TRITONSERVER_TRACE_LEVEL_DISABLED;
   for (size_t i = 0; i < 2; i++)
-    if (strcasecmp(s, off[i]) == 0)
-      return (*level = TRITONSERVER_TRACE_LEVEL_DISABLED, true);
+    if (strcasecmp(s, off[i]) == 0) return true;
+  *level = TRITONSERVER_TRACE_LEVEL_TIMESTAMPS;
   for (size_t i = 0; i < 5; i++)
-    if (strcasecmp(s, stamps[i]) == 0)
-      return (*level = TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, true);
-  if (strcasecmp(s, "tensors") == 0)
-    return (*level = TRITONSERVER_TRACE_LEVEL_TENSORS, true);
-  return false;
+    if (strcasecmp(s, stamps[i]) == 0) return true;
+  *level = TRITONSERVER_TRACE_LEVEL_TENSORS;
+  return strcasecmp(s, "tensors") == 0;
 }
 
 /* A decimal integer in [min, max], nothing else. */

@@ -113,7 +113,8 @@ static srv_status_t *slot_add(srv_tracer_t *tr, const char *model, slot_t **out)
  * of its own (specified 0: it follows the global one), so that each model
  * counts its own requests: the sampling counter is written only by that
  * model's requests. NULL at SRV_TRACE_MODELS_MAX (the global counter
- * serves the rest). Takes mu once per model name, never again. */
+ * serves the rest, and the caller stops asking). Takes mu once per model
+ * name. */
 static slot_t *slot_make(srv_tracer_t *tr, const char *model) {
   pthread_mutex_lock(&tr->mu);
   slot_t *s = slot_find(tr, model);
@@ -144,7 +145,11 @@ static bool count_take(_Atomic int32_t *count) {
 srv_trace_t *srv_tracer_sample(srv_tracer_t *tr, const char *model) {
   if (tr->writer == NULL) return NULL;
   slot_t *s = slot_find(tr, model);
-  if (s == NULL) s = slot_make(tr, model);
+  /* Relaxed: at the limit no slot can be made; a stale count only means
+   * one more try under the mutex. */
+  if (s == NULL &&
+      atomic_load_explicit(&tr->slot_count, memory_order_relaxed) < SRV_TRACE_MODELS_MAX)
+    s = slot_make(tr, model);
   uint32_t level = FIELD(tr, s, SRV_TRACE_F_LEVEL, level);
   uint32_t rate = FIELD(tr, s, SRV_TRACE_F_RATE, rate);
   if (level == 0 || rate == 0) return NULL;
@@ -195,15 +200,13 @@ static void values_merge(srv_tracer_t *tr, slot_t *s, bool global,
 }
 
 /* Triton's rule: only a setting that turns tracing off may be invalid. */
-static srv_status_t *values_check(srv_tracer_t *tr, const values_t *v, slot_t *s,
-                                  bool global) {
+static srv_status_t *values_check(srv_tracer_t *tr, const values_t *v, bool global) {
   uint32_t level = global || (v->specified & SRV_TRACE_F_LEVEL)
                        ? v->level
                        : FIELD(tr, NULL, SRV_TRACE_F_LEVEL, level);
   uint32_t rate = global || (v->specified & SRV_TRACE_F_RATE)
                       ? v->rate
                       : FIELD(tr, NULL, SRV_TRACE_F_RATE, rate);
-  (void)s;
   if (level == 0) return NULL;
   if (rate == 0)
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
@@ -255,7 +258,7 @@ srv_status_t *srv_tracer_update(srv_tracer_t *tr, const char *model,
   slot_t *s = global ? &tr->global : slot_find(tr, model);
   values_t v;
   values_merge(tr, global ? NULL : s, global, u, &v);
-  srv_status_t *st = values_check(tr, &v, s, global);
+  srv_status_t *st = values_check(tr, &v, global);
   if (st == NULL && s == NULL && v.specified != 0) st = slot_add(tr, model, &s);
   if (st == NULL && s != NULL) {
     /* Relaxed: each field stands alone (tracer.h). Values before
@@ -266,6 +269,7 @@ srv_status_t *srv_tracer_update(srv_tracer_t *tr, const char *model,
     atomic_store_explicit(&s->log_frequency, v.log_frequency, memory_order_relaxed);
     atomic_store_explicit(&s->specified, v.specified, memory_order_release);
   }
+  /* Relaxed: srv_tracer_on is a hint (tracer.h). */
   if (st == NULL) atomic_store_explicit(&tr->on, any_on(tr), memory_order_relaxed);
   pthread_mutex_unlock(&tr->mu);
   return st;

@@ -16,7 +16,10 @@
 #include "server/trace/trace_config.h"
 #include "upb/upb.h"
 
-/** Models with settings of their own; one more is RESOURCE_EXHAUSTED. */
+/** Model names with a slot: made by a setting of their own, or by their
+ *  first request while tracing is on (their sampling counter). A setting
+ *  for one more name is RESOURCE_EXHAUSTED; requests of further names
+ *  count on the global counter. */
 #define SRV_TRACE_MODELS_MAX 4096
 
 typedef struct srv_tracer srv_tracer_t;
