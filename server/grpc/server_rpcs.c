@@ -56,6 +56,8 @@ void srv_rpc_trace_setting(srv_call_t *call, const char *request, size_t len) {
   /* The map's entries as the view's items, in the call's arena. */
   size_t n = inference_TraceSettingRequest_settings_size(req), count = 0,
          iter = kUpb_Map_Begin;
+  /* Bounded before the items are sized (the view says why). */
+  if (n > SRV_VIEW_TRACE_SETTINGS_MAX) n = SRV_VIEW_TRACE_SETTINGS_MAX + 1;
   srv_view_trace_item_t *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *items);
   if (items == NULL) SRV_FATAL("out of memory");
   const inference_TraceSettingRequest_SettingsEntry *e;

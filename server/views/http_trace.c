@@ -12,11 +12,6 @@
 #include "server/views/json.h"
 #include "server/views/views.h"
 
-/* Settings in one body, and values of one setting: Triton has 4 settings
- * and 2 levels; anything longer is refused before it is looked at. */
-#define TRACE_BODY_SETTINGS_MAX 16
-#define TRACE_BODY_VALUES_MAX 8
-
 static upb_StringView view_of_json(const json_t *s) {
   return upb_StringView_FromDataAndSize(json_string_value(s), json_string_length(s));
 }
@@ -28,7 +23,7 @@ static srv_status_t *item_of(const char *key, json_t *v, upb_Arena *a,
   item->count = 0;
   if (json_is_null(v)) return NULL;
   size_t n = json_is_array(v) ? json_array_size(v) : 1;
-  bool ok = json_is_string(v) || (json_is_array(v) && n <= TRACE_BODY_VALUES_MAX);
+  bool ok = json_is_string(v) || (json_is_array(v) && n <= SRV_VIEW_TRACE_VALUES_MAX);
   upb_StringView *values = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *values);
   if (values == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; ok && i < n; i++) {
@@ -40,7 +35,7 @@ static srv_status_t *item_of(const char *key, json_t *v, upb_Arena *a,
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                           "trace setting '%.64s' expects a string, an array of at most "
                           "%d strings, or null",
-                          key, TRACE_BODY_VALUES_MAX);
+                          key, SRV_VIEW_TRACE_VALUES_MAX);
   item->values = values;
   item->count = n;
   return NULL;
@@ -53,18 +48,15 @@ static srv_status_t *items_of(const char *body, size_t len, upb_Arena *a,
   *items = NULL;
   *count = 0;
   if (st != NULL || o == NULL) return st;
+  /* One past the limit is enough for the view to refuse the rest. */
   size_t n = json_object_size(o);
-  if (n > TRACE_BODY_SETTINGS_MAX) {
-    json_decref(o);
-    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                          "trace setting request has %zu settings, above the limit of %d",
-                          n, TRACE_BODY_SETTINGS_MAX);
-  }
+  if (n > SRV_VIEW_TRACE_SETTINGS_MAX) n = SRV_VIEW_TRACE_SETTINGS_MAX + 1;
   *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof **items);
   if (*items == NULL) SRV_FATAL("out of memory");
   const char *key;
   json_t *v;
   json_object_foreach(o, key, v) {
+    if (*count == n) break;
     /* Keys and strings must outlive the JSON: copied into the arena. */
     st = item_of(srv_arena_strview(a, upb_StringView_FromString(key)), v, a,
                  &(*items)[*count]);

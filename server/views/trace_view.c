@@ -58,6 +58,16 @@ srv_status_t *srv_view_trace_setting(srv_server_t *srv, upb_StringView model,
                                      const srv_view_trace_item_t *items, size_t count,
                                      upb_Arena *a, inference_TraceSettingResponse **out) {
   *out = NULL;
+  if (count > SRV_VIEW_TRACE_SETTINGS_MAX)
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "trace setting request has more than %d settings, the limit",
+                          SRV_VIEW_TRACE_SETTINGS_MAX);
+  for (size_t i = 0; i < count; i++)
+    if (items[i].count > SRV_VIEW_TRACE_VALUES_MAX)
+      return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                            "trace setting '%.64s' has %zu values, above the limit of %d",
+                            srv_arena_strview(a, items[i].name), items[i].count,
+                            SRV_VIEW_TRACE_VALUES_MAX);
   const char *name = NULL;
   if (model.size > 0) {
     /* Triton's check and text: a model with a ready version. */

@@ -53,6 +53,13 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
                                                              bool ready_only,
                                                              upb_Arena *a);
 
+/** Settings in one TraceSetting request, and values of one setting:
+ *  Triton has four settings and two levels; more is refused before
+ *  anything is looked at (INVALID_ARGUMENT naming the limit). A frontend
+ *  passes at most one item past the limit, however many it got. */
+#define SRV_VIEW_TRACE_SETTINGS_MAX 16
+#define SRV_VIEW_TRACE_VALUES_MAX 8
+
 /** One setting of a TraceSetting request, as both frontends carry it: its
  *  name and string values; none clears it (gRPC's empty list, HTTP's
  *  null). */

@@ -119,6 +119,14 @@ class Settings(harness.ServerTestCase):
                 trace_setting(self.stub, **settings)
             self.assertEqual(cm.exception.code(), code, settings)
             self.assertIn(text, cm.exception.details(), settings)
+        many = {"s%d" % i: ["1"] for i in range(17)}
+        with self.assertRaises(grpc.RpcError) as cm:
+            trace_setting(self.stub, **many)
+        self.assertIn("more than 16 settings, the limit", cm.exception.details())
+        with self.assertRaises(grpc.RpcError) as cm:
+            trace_setting(self.stub, trace_level=["TIMESTAMPS"] * 9)
+        self.assertIn("'trace_level' has 9 values, above the limit of 8",
+                      cm.exception.details())
         with self.assertRaises(grpc.RpcError) as cm:
             trace_setting(self.stub, "nope")
         self.assertEqual(cm.exception.details(), "Request for unknown model : nope")
@@ -146,7 +154,8 @@ class Settings(harness.ServerTestCase):
         cases = [({"trace_file": "x.json"}, 501, "trace file location can not be updated"),
                  ({"trace_rate": 5}, 400, "expects a string"),
                  ({"trace_rate": "-1"}, 400, "Unable to parse 'trace_rate'"),
-                 ({"trace_level": ["TIMESTAMPS"] * 9}, 400, "at most 8 strings")]
+                 ({"trace_level": ["TIMESTAMPS"] * 9}, 400, "at most 8 strings"),
+                 ({"s%d" % i: "1" for i in range(40)}, 400, "more than 16 settings")]
         for body, code, text in cases:
             r = self.http("POST", "/v2/trace/setting", json.dumps(body))
             self.assertEqual(r.status_code, code, body)
@@ -363,6 +372,28 @@ class Traffic(unittest.TestCase):
         simple_infer(stub)
         stop_clean(server)
         self.assertFalse(os.path.exists(self.file))
+
+
+class Restricted(harness.ServerTestCase):
+    """The `trace` group restricts both endpoints; other groups stay open."""
+    ARGS = ("--trace-config", "triton,file=" + os.path.join(tmpdir(), "t.json"),
+            "--grpc-restricted-protocol=trace:tk=tv", "--http-restricted-api=trace:tk=tv")
+
+    def test_grpc(self):
+        with self.assertRaises(grpc.RpcError) as cm:
+            trace_setting(self.stub)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        r = self.stub.TraceSetting(pb.TraceSettingRequest(model_name="simple"),
+                                   metadata=[("triton-grpc-protocol-tk", "tv")], timeout=10)
+        self.assertEqual(list(r.settings["trace_level"].value), ["OFF"])
+        simple_infer(self.stub)  # inference is not in the group
+
+    def test_http(self):
+        url = self.server.http_url + "/v2/models/simple/trace/setting"
+        self.assertEqual(requests.get(url, timeout=10).status_code, 403)
+        r = requests.post(url, data='{"trace_rate": "9"}', headers={"tk": "tv"}, timeout=10)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual(r.json()["trace_rate"], "9")
 
 
 class StartUp(unittest.TestCase):
