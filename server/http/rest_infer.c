@@ -279,8 +279,9 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
       break;
     case FLIGHT_SENT:
       f->sent = true;
-      /* The state, with the trace, is ours until FLIGHT_STOP. */
-      if (f->request->state->trace != NULL)
+      /* The state, with the trace, is ours until FLIGHT_STOP. A stream's
+       * events are not stamped (trace.md). */
+      if (f->request->state->trace != NULL && f->mode != SRV_REST_GENERATE_STREAM)
         srv_trace_stamp_now(f->request->state->trace, "HTTP_SEND_END");
       break;
     case FLIGHT_DROPPED: /* nobody waits for the answer: stop the work */
