@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/trace/trace.h"
@@ -142,6 +143,20 @@ static void no_trace_no_file(void) {
   CHECK(access(file, F_OK) != 0);
 }
 
+/* The folder goes while the server runs: traces are lost and logged, the
+ * writer goes on and stops cleanly. */
+static void folder_gone(void) {
+  char sub[400], file[420];
+  snprintf(sub, sizeof sub, "%s", path_in_tmp("gone"));
+  REQUIRE(mkdir(sub, 0700) == 0);
+  snprintf(file, sizeof file, "%s/t.json", sub);
+  srv_tracer_t *tr = tracer_on(file, TRITONSERVER_TRACE_LEVEL_TIMESTAMPS, 0);
+  REQUIRE(rmdir(sub) == 0);
+  for (int i = 0; i < 3; i++) one_trace(tr, "m", "");
+  srv_tracer_free(tr);
+  CHECK(access(file, F_OK) != 0);
+}
+
 /* A user's trace (the in-process API): callbacks get the activities. */
 static int activities, tensors, released;
 static void on_activity(TRITONSERVER_InferenceTrace *t,
@@ -208,4 +223,4 @@ static void user_trace_api(void) {
 
 UNIT_MAIN("trace_file", UNIT_CASE(one_array_in_the_file),
           UNIT_CASE(log_frequency_rotates), UNIT_CASE(no_trace_no_file),
-          UNIT_CASE(user_trace_api))
+          UNIT_CASE(folder_gone), UNIT_CASE(user_trace_api))

@@ -29,10 +29,15 @@ struct srv_trace_writer {
   char *pending;  /* traces waiting for their indexed file, comma-joined */
   size_t pending_len, pending_cap;
   uint32_t pending_count;
+  uint64_t io_errors; /* logged: the first, then every 1000th */
 };
 
-static void io_error(const char *what, const char *file) {
-  SRV_ERROR("trace file '%s': %s: %s", file, what, strerror(errno));
+/* A file that cannot be made or written (its folder went, the disk is
+ * full) fails for every trace: the log says so without one line each. */
+static void io_error(srv_trace_writer_t *w, const char *what, const char *file) {
+  if (w->io_errors++ % 1000 == 0)
+    SRV_ERROR("trace file '%s': %s: %s (%llu trace file errors so far)", file, what,
+              strerror(errno), (unsigned long long)w->io_errors);
 }
 
 /* One whole array in `path.<index>`. */
@@ -44,12 +49,12 @@ static void indexed_write(srv_trace_writer_t *w) {
   snprintf(name, n, "%s.%u", w->path, w->index++);
   FILE *f = fopen(name, "w");
   if (f == NULL) {
-    io_error("cannot create", name);
+    io_error(w, "cannot create", name);
   } else {
     fputc('[', f);
     fwrite(w->pending, 1, w->pending_len, f);
     fputc(']', f);
-    if (fclose(f) != 0) io_error("cannot write", name);
+    if (fclose(f) != 0) io_error(w, "cannot write", name);
   }
   free(name);
   w->pending_len = 0;
@@ -70,7 +75,7 @@ static void main_add(srv_trace_writer_t *w, const srv_trace_record_t *r) {
   if (first) {
     w->main = fopen(w->path, "w");
     if (w->main == NULL) {
-      io_error("cannot create", w->path);
+      io_error(w, "cannot create", w->path);
       return;
     }
   }
@@ -110,7 +115,7 @@ static void *writer_loop(void *arg) {
       batch = next;
       n++;
     }
-    if (w->main != NULL && fflush(w->main) != 0) io_error("cannot write", w->path);
+    if (w->main != NULL && fflush(w->main) != 0) io_error(w, "cannot write", w->path);
     pthread_mutex_lock(&w->mu);
     w->written += n;
   }
@@ -119,7 +124,7 @@ static void *writer_loop(void *arg) {
   indexed_write(w);
   if (w->main != NULL) {
     fputc(']', w->main);
-    if (fclose(w->main) != 0) io_error("cannot write", w->path);
+    if (fclose(w->main) != 0) io_error(w, "cannot write", w->path);
     w->main = NULL;
   }
   return NULL;
