@@ -187,40 +187,25 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceDelete(
   return NULL;
 }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceId(TRITONSERVER_InferenceTrace *trace,
-                                                  uint64_t *id) {
-  NEED(trace, "TRITONSERVER_InferenceTraceId");
-  *id = trace->id;
-  return NULL;
-}
+/* Triton's getters: the trace and the out pointer checked, then one field. */
+#define TRACE_GETTER(fn, type, out, value)                                \
+  TRITONSERVER_Error *fn(TRITONSERVER_InferenceTrace *trace, type *out) { \
+    NEED(trace, #fn);                                                     \
+    NEED(out, #fn);                                                       \
+    *out = (value);                                                       \
+    return NULL;                                                          \
+  }
 
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceParentId(
-    TRITONSERVER_InferenceTrace *trace, uint64_t *parent_id) {
-  NEED(trace, "TRITONSERVER_InferenceTraceParentId");
-  *parent_id = trace->parent_id;
-  return NULL;
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceModelName(
-    TRITONSERVER_InferenceTrace *trace, const char **model_name) {
-  NEED(trace, "TRITONSERVER_InferenceTraceModelName");
-  *model_name = trace->model_name != NULL ? trace->model_name : "";
-  return NULL;
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceModelVersion(
-    TRITONSERVER_InferenceTrace *trace, int64_t *model_version) {
-  NEED(trace, "TRITONSERVER_InferenceTraceModelVersion");
-  *model_version = trace->model_version;
-  return NULL;
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceRequestId(
-    TRITONSERVER_InferenceTrace *trace, const char **request_id) {
-  NEED(trace, "TRITONSERVER_InferenceTraceRequestId");
-  *request_id = trace->request_id != NULL ? trace->request_id : "";
-  return NULL;
-}
+TRACE_GETTER(TRITONSERVER_InferenceTraceId, uint64_t, id, trace->id)
+TRACE_GETTER(TRITONSERVER_InferenceTraceParentId, uint64_t, parent_id, trace->parent_id)
+TRACE_GETTER(TRITONSERVER_InferenceTraceModelName, const char *, model_name,
+             trace->model_name != NULL ? trace->model_name : "")
+TRACE_GETTER(TRITONSERVER_InferenceTraceModelVersion, int64_t, model_version,
+             trace->model_version)
+TRACE_GETTER(TRITONSERVER_InferenceTraceRequestId, const char *, request_id,
+             trace->request_id != NULL ? trace->request_id : "")
+TRACE_GETTER(TRITONSERVER_InferenceTraceContext, const char *, trace_context,
+             trace->context)
 
 TRITONSERVER_Error *TRITONSERVER_InferenceTraceSpawnChildTrace(
     TRITONSERVER_InferenceTrace *trace, TRITONSERVER_InferenceTrace **child_trace) {
@@ -235,14 +220,6 @@ TRITONSERVER_Error *TRITONSERVER_InferenceTraceSetContext(
   NEED(trace, "TRITONSERVER_InferenceTraceSetContext");
   free(trace->context);
   trace->context = trace_context != NULL ? srv_strdup(trace_context) : NULL;
-  return NULL;
-}
-
-TRITONSERVER_Error *TRITONSERVER_InferenceTraceContext(TRITONSERVER_InferenceTrace *trace,
-                                                       const char **trace_context) {
-  NEED(trace, "TRITONSERVER_InferenceTraceContext");
-  NEED(trace_context, "TRITONSERVER_InferenceTraceContext");
-  *trace_context = trace->context;
   return NULL;
 }
 
