@@ -32,7 +32,10 @@ typedef struct {
   srv_aggregate_t kept;
 } infer_ctx_t;
 
-static void send_end(void *ctx) { srv_trace_later_stamp(ctx, "GRPC_SEND_END"); }
+static void send_end(void *ctx) {
+  srv_trace_later_stamp(ctx, "GRPC_SEND_END");
+  srv_trace_later_done(ctx);
+}
 
 /* A traced request's reply: GRPC_SEND_START now, GRPC_SEND_END when the
  * reply batch is over (after the request's trace may be released). */

@@ -19,8 +19,10 @@ void srv_trace_stamp_now(TRITONSERVER_InferenceTrace *t, const char *name);
 typedef struct srv_trace_later srv_trace_later_t;
 srv_trace_later_t *srv_trace_later(TRITONSERVER_InferenceTrace *t);
 
-/** A timestamp `name` at the present time through l, then l is done
- *  (freed). Any thread, once. */
+/** A timestamp `name` at the present time through l. The holder's thread. */
 void srv_trace_later_stamp(srv_trace_later_t *l, const char *name);
+
+/** Lets go of l (freed; the record is written once every hold is done). */
+void srv_trace_later_done(srv_trace_later_t *l);
 
 #endif

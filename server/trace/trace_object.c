@@ -132,6 +132,9 @@ srv_trace_later_t *srv_trace_later(srv_trace_t *t) {
 
 void srv_trace_later_stamp(srv_trace_later_t *l, const char *name) {
   srv_trace_record_stamp(l->record, l->id, name, act_now_ns());
+}
+
+void srv_trace_later_done(srv_trace_later_t *l) {
   srv_trace_record_drop(l->record);
   free(l);
 }

@@ -262,6 +262,26 @@ class Traffic(unittest.TestCase):
         for t in traces.values():
             self.check_order(t)
 
+    def test_stream(self):
+        server, stub = self.run_server("--trace-config", "level=TIMESTAMPS",
+                                       "--trace-config", "rate=1")
+        reqs = []
+        for i in range(3):
+            r = harness.simple_request()
+            r.id = "s%d" % i
+            reqs.append(r)
+        answers = list(stub.ModelStreamInfer(iter(reqs), timeout=10))
+        self.assertEqual([a.error_message for a in answers], [""] * 3)
+        stop_clean(server)
+        traces = load_traces(self.file)
+        self.assertEqual(sorted(t["info"]["request_id"] for t in traces.values()),
+                         ["s0", "s1", "s2"])
+        for t in traces.values():
+            self.check_order(t)
+            stamps = dict(t["stamps"])
+            self.assertLessEqual(stamps["QUEUE_START"], stamps["GRPC_SEND_START"])
+            self.assertLessEqual(stamps["GRPC_SEND_START"], stamps["GRPC_SEND_END"])
+
     def test_rate_n_and_count(self):
         server, stub = self.run_server("--trace-level=TIMESTAMPS", "--trace-rate=3",
                                        "--trace-count=2")
