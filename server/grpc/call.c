@@ -110,10 +110,10 @@ void srv_call_on_sent(srv_call_t *call, srv_call_sent_fn *fn, void *ctx) {
   call->on_sent_ctx = ctx;
 }
 
-static void sent_notify(srv_call_t *c) {
+static void sent_notify(srv_call_t *c, bool sent) {
   srv_call_sent_fn *fn = c->on_sent;
   c->on_sent = NULL;
-  if (fn != NULL) fn(c->on_sent_ctx);
+  if (fn != NULL) fn(c->on_sent_ctx, sent);
 }
 
 void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx) {
@@ -315,7 +315,7 @@ static void call_serve(srv_call_t *c) {
 }
 
 static void call_release(srv_call_t *c) {
-  sent_notify(c); /* ended without a reply batch */
+  sent_notify(c, false); /* ended without a reply batch */
   if (c->counted) srv_frontend_call_end(c->fe);
   if (c->request != NULL) grpc_byte_buffer_destroy(c->request);
   if (c->reply != NULL) grpc_byte_buffer_destroy(c->reply);
@@ -349,7 +349,7 @@ static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
       SRV_VERBOSE(2, "call %p: %s done (%s)", (void *)c, call_name(c),
                   c->tag_done.success ? "sent" : "not sent");
       c->done = true;
-      sent_notify(c);
+      sent_notify(c, c->tag_done.success);
       call_maybe_stop(c);
       return;
     case CALL_CLOSED:

@@ -41,10 +41,11 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st);
 typedef void srv_call_msg_fn(srv_call_t *call, void *ctx, act_msg_t *msg);
 void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx);
 
-/** fn(ctx) runs once on the call's actor when its reply batch is over
- *  (sent or not), or when the call ends without one (a traced request's
- *  GRPC_SEND_END). Set at most once, before the reply. */
-typedef void srv_call_sent_fn(void *ctx);
+/** fn(ctx, sent) runs once on the call's actor when its reply batch is
+ *  over (`sent`: gRPC reported it sent), or when the call ends without one
+ *  (sent false): a traced request's GRPC_SEND_END. Set at most once, before
+ *  the reply. */
+typedef void srv_call_sent_fn(void *ctx, bool sent);
 void srv_call_on_sent(srv_call_t *call, srv_call_sent_fn *fn, void *ctx);
 
 /** Message kind that the on_message handler gets when the client cancels

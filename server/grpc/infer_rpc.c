@@ -32,8 +32,8 @@ typedef struct {
   srv_aggregate_t kept;
 } infer_ctx_t;
 
-static void send_end(void *ctx) {
-  srv_trace_later_stamp(ctx, "GRPC_SEND_END");
+static void send_end(void *ctx, bool sent) {
+  if (sent) srv_trace_later_stamp(ctx, "GRPC_SEND_END");
   srv_trace_later_done(ctx);
 }
 
