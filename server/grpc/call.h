@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_GRPC_CALL_H
 #define NEREID_SERVER_GRPC_CALL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "actors/actor.h"
