@@ -75,6 +75,10 @@ void bt_call_raw_input(bt_call_t *c, const char *name, const void *data, uint64_
  *  as in Triton. */
 void bt_call_output(bt_call_t *c, const char *name);
 
+/** A trace that bt_call_send hands to TRITONSERVER_ServerInferAsync (the
+ *  server owns it once the request is taken). */
+void bt_call_trace(bt_call_t *c, TRITONSERVER_InferenceTrace *trace);
+
 /** Sends the request through the in-process API; false, printing why, when
  *  the server refused it (nothing will come back then). */
 bool bt_call_send(bt_call_t *c);

@@ -32,6 +32,7 @@ struct bt_call {
   char *outputs[BT_MAX_TENSORS];
   uint32_t output_count;
   uint64_t sent_ns;
+  TRITONSERVER_InferenceTrace *trace;        /* handed to ServerInferAsync */
   TRITONSERVER_ResponseAllocator *allocator; /* the in-process route's */
   bt_direct_t *direct;                       /* the cancellable route's */
   /* What came back. */
