@@ -18,6 +18,7 @@
 #include "server/core/server.h"
 #include "server/model/infer_check.h"
 #include "server/model/response.h"
+#include "server/trace/trace.h"
 
 enum { FLIGHT_CHECK = 0x400, FLIGHT_STOP, FLIGHT_CANCEL };
 
@@ -309,9 +310,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
   srv_state_t state = srv_server_state(srv);
   if (state != SRV_STATE_READY && state != SRV_STATE_EXITING)
     return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  if (trace != NULL) /* Nereid makes no traces, so this is none of ours */
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "inference tracing not supported");
   if (u->response_fn == NULL || u->allocator == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "inference request for model '%s' has no response callback "
@@ -327,6 +325,9 @@ TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
   srv_model_ref(u->model); /* the flight may outlive the user's request */
   f->request.state->model = u->model;
   f->request.state->request_start_ns = start;
+  /* The caller's trace (a child of its own request's, for a BLS call):
+   * the request's from now, released with it (Triton's ownership). */
+  f->request.state->trace = trace;
   link_user(u, f);
   f->request.queue_start_ns = act_now_ns();
   srv_model_enqueue(u->model, &f->request);

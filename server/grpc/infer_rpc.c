@@ -32,6 +32,20 @@ typedef struct {
   srv_aggregate_t kept;
 } infer_ctx_t;
 
+static void send_end(void *ctx, bool sent) {
+  if (sent) srv_trace_later_stamp(ctx, "GRPC_SEND_END");
+  srv_trace_later_done(ctx);
+}
+
+/* A traced request's reply: GRPC_SEND_START now, GRPC_SEND_END when the
+ * reply batch is over (after the request's trace may be released). */
+static void send_traced(srv_call_t *call, infer_ctx_t *x) {
+  TRITONSERVER_InferenceTrace *t = x->request->state->trace;
+  srv_trace_stamp_now(t, "GRPC_SEND_START");
+  srv_trace_later_t *l = srv_trace_later(t);
+  if (l != NULL) srv_call_on_sent(call, send_end, l);
+}
+
 /* Raw bytes are referenced and copied once, by serialization. */
 static void reply_encode(srv_call_t *call, infer_ctx_t *x,
                          const TRITONBACKEND_Response *r) {
@@ -41,6 +55,7 @@ static void reply_encode(srv_call_t *call, infer_ctx_t *x,
   size_t len;
   char *out = inference_ModelInferResponse_serialize(resp, a, &len);
   if (out == NULL) SRV_FATAL("out of memory");
+  if (x->request->state->trace != NULL) send_traced(call, x);
   srv_call_reply(call, out, len);
 }
 
@@ -128,10 +143,12 @@ static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Resp
   } else {
     x->replied = true;
     /* Large outputs go without a copy: the reply's slices take them over. */
-    if (srv_infer_slices_worth(x->request, r))
-      srv_call_reply_buffer(call, srv_infer_slices_encode(x->model, x->request, r,
-                                                          srv_call_arena(call)));
-    else
+    if (srv_infer_slices_worth(x->request, r)) {
+      grpc_byte_buffer *reply =
+          srv_infer_slices_encode(x->model, x->request, r, srv_call_arena(call));
+      if (x->request->state->trace != NULL) send_traced(call, x);
+      srv_call_reply_buffer(call, reply);
+    } else
       reply_encode(call, x, r);
     srv_response_free(r);
   }
@@ -257,6 +274,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
   r->state->shm = uses;
+  r->state->trace_sample = true; /* a client's request: the tracer samples it */
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
   srv_call_watch_cancel(call);

@@ -52,6 +52,13 @@ typedef struct srv_infer_state {
   struct srv_infer_state *order_next; /* dispatch order */
   act_msg_t *held_head, *held_tail;   /* responses waiting for their turn */
   bool final_held;                    /* the final one is among them */
+  /* Tracing (server/trace/trace_request.h): the request's trace, NULL
+   * when untraced; released with the state, after every response. Set
+   * before the request is enqueued, read-only after. `trace_sample`: a
+   * frontend's request, which the tracer may sample at enqueue (requests
+   * made inside the server carry their parent's child trace or none). */
+  struct TRITONSERVER_InferenceTrace *trace;
+  bool trace_sample;
 } srv_infer_state_t;
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner);

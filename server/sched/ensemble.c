@@ -17,6 +17,7 @@
 #include "server/sched/ensemble_frame.h"
 #include "server/sched/reorder.h"
 #include "server/sched/scheduler.h"
+#include "server/trace/trace.h"
 
 /* ---- frames ---- */
 
@@ -394,6 +395,9 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
   state->model = target;
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
+  /* Triton's child trace: the step's request under the ensemble's. */
+  srv_infer_state_t *parent = f->run->request->state;
+  if (parent->trace != NULL) state->trace = srv_trace_child(parent->trace);
   x->req.state = state;
   x->req.queue_start_ns = now;
   x->start_ns = now;

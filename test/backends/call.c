@@ -343,10 +343,12 @@ static TRITONSERVER_Error *send_in_process(bt_call_t *c) {
   TRITONSERVER_InferenceRequest *r = request_build(c, &err);
   if (r == NULL) return err;
   c->sent_ns = bt_now_ns();
-  err = TRITONSERVER_ServerInferAsync(bt_server(c->server), r, NULL);
+  err = TRITONSERVER_ServerInferAsync(bt_server(c->server), r, c->trace);
   if (err != NULL) TRITONSERVER_InferenceRequestDelete(r); /* still ours */
   return err;
 }
+
+void bt_call_trace(bt_call_t *c, TRITONSERVER_InferenceTrace *trace) { c->trace = trace; }
 
 bool bt_call_send(bt_call_t *c) {
   TRITONSERVER_Error *err = send_in_process(c);

@@ -77,6 +77,10 @@ void bt_call_raw_input(bt_call_t *c, const char *name, const void *data, uint64_
  *  as in Triton. */
 void bt_call_output(bt_call_t *c, const char *name);
 
+/** A trace that bt_call_send hands to TRITONSERVER_ServerInferAsync (the
+ *  server owns it once the request is taken). */
+void bt_call_trace(bt_call_t *c, TRITONSERVER_InferenceTrace *trace);
+
 /** Adds a request parameter of each type (key and string copied; at most
  *  BT_MAX_PARAMS), for the in-process route. */
 void bt_call_param_string(bt_call_t *c, const char *key, const char *value);

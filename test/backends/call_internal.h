@@ -45,6 +45,7 @@ struct bt_call {
   uint32_t param_count;
   uint64_t timeout_us, priority;
   uint64_t sent_ns;
+  TRITONSERVER_InferenceTrace *trace;        /* handed to ServerInferAsync */
   TRITONSERVER_ResponseAllocator *allocator; /* the in-process route's */
   bt_direct_t *direct;                       /* the cancellable route's */
   /* What came back. */

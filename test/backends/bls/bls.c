@@ -108,8 +108,17 @@ static TRITONSERVER_Error *forward(TRITONSERVER_Server *server,
   if (err == NULL)
     err = TRITONSERVER_InferenceRequestSetResponseCallback(to, allocator, NULL,
                                                            on_response, p);
-  if (err == NULL) err = TRITONSERVER_ServerInferAsync(server, to, NULL);
-  if (err != NULL) TRITONSERVER_InferenceRequestDelete(to); /* still ours */
+  /* A traced request's call is its child trace, as Triton's BLS when the
+   * model passes request.trace(). */
+  TRITONSERVER_InferenceTrace *trace = NULL, *child = NULL;
+  if (err == NULL) err = TRITONBACKEND_RequestTrace(from, &trace);
+  if (err == NULL && trace != NULL)
+    err = TRITONSERVER_InferenceTraceSpawnChildTrace(trace, &child);
+  if (err == NULL) err = TRITONSERVER_ServerInferAsync(server, to, child);
+  if (err != NULL) { /* still ours */
+    TRITONSERVER_InferenceRequestDelete(to);
+    if (child != NULL) TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceTraceDelete(child));
+  }
   return err;
 }
 
