@@ -222,9 +222,14 @@ static TRITONSERVER_Error *infer(TRITONSERVER_Server *server, const char *target
   TRITONSERVER_InferenceRequest *to = NULL;
   TRITONSERVER_Error *err = TRITONSERVER_InferenceRequestNew(&to, server, target, -1);
   if (err == NULL) err = request_fill(req, to, p, want_params);
+  /* A traced caller's BLS call is traced as its child, as there. */
+  TRITONSERVER_InferenceTrace *trace = NULL;
+  if (err == NULL && req->trace != NULL)
+    err = TRITONSERVER_InferenceTraceSpawnChildTrace(req->trace, &trace);
   if (err == NULL) {
     p->request = to; /* before it flies: a cancel may come at once */
-    err = TRITONSERVER_ServerInferAsync(server, to, NULL);
+    err = TRITONSERVER_ServerInferAsync(server, to, trace);
+    if (err != NULL && trace != NULL) TRITONSERVER_InferenceTraceDelete(trace);
   }
   if (err != NULL) {
     p->request = NULL;

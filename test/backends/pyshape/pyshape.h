@@ -38,6 +38,7 @@ typedef struct {
   const char *correlation_id_string; /* NULL for an integer id */
   uint32_t flags;
   uint64_t timeout_us;
+  TRITONSERVER_InferenceTrace *trace; /* NULL when not traced */
   char params[PS_TEXT_MAX]; /* PARAMS without the timeout */
   TRITONBACKEND_ResponseFactory *factory;
   const char *input_name;

@@ -117,9 +117,16 @@ TRITONSERVER_Error *ps_request_read(TRITONBACKEND_Request *r, ps_request_t *out)
     PS_RETURN_IF_ERROR(TRITONBACKEND_RequestCorrelationIdString(r, &out->correlation_id_string));
   }
   PS_RETURN_IF_ERROR(TRITONBACKEND_RequestFlags(r, &out->flags));
-  TRITONSERVER_InferenceTrace *trace = NULL;
-  err = TRITONBACKEND_RequestTrace(r, &trace); /* an error is no trace, as there */
-  if (err != NULL) TRITONSERVER_ErrorDelete(err);
+  err = TRITONBACKEND_RequestTrace(r, &out->trace); /* an error is no trace, as there */
+  if (err != NULL) {
+    TRITONSERVER_ErrorDelete(err);
+    out->trace = NULL;
+  }
+  const char *context = NULL; /* handed to the stub, which reads it */
+  if (out->trace != NULL) {
+    err = TRITONSERVER_InferenceTraceContext(out->trace, &context);
+    if (err != NULL) TRITONSERVER_ErrorDelete(err); /* logged there, not fatal */
+  }
   PS_RETURN_IF_ERROR(TRITONBACKEND_InferenceRequestTimeoutMicroseconds(r, &out->timeout_us));
   return TRITONBACKEND_ResponseFactoryNew(&out->factory, r);
 }
