@@ -11,6 +11,7 @@ CORE_PACKAGES = [
     "//server/repository:__pkg__",
     "//server/sched:__pkg__",
     "//server/stats:__pkg__",
+    "//server/trace:__pkg__",
 ]
 
 def srv_library(name, srcs = [], hdrs = [], deps = [], visibility = None, **kwargs):

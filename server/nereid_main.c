@@ -19,6 +19,7 @@
 #include "server/options.h"
 #include "triton/core/tritonbackend.h"
 #include "triton/core/tritonserver.h"
+#include "server/trace/trace_config.h"
 
 static void signals_block(sigset_t *set) {
   sigemptyset(set);
@@ -57,6 +58,7 @@ static int options_load(srv_options_t *opt, int argc, char **argv) {
   if (st == NULL) st = srv_options_validate(opt);
   if (st == NULL) st = srv_tls_check(opt); /* before the models load */
   if (st == NULL) st = log_options_apply(opt);
+  if (st == NULL) st = srv_trace_config_check(opt);
   if (st == NULL) return -1; /* go on */
   fprintf(stderr, "error: %s\n\n", srv_status_message(st));
   if (srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) srv_options_usage(stderr);

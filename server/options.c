@@ -54,6 +54,12 @@ _Static_assert(offsetof(srv_options_t, http_restricted_api_count) ==
 _Static_assert(offsetof(srv_options_t, metrics_config_count) ==
                    offsetof(srv_options_t, metrics_configs) + sizeof(char **),
                "count must follow its list");
+_Static_assert(offsetof(srv_options_t, trace_config_count) ==
+                   offsetof(srv_options_t, trace_configs) + sizeof(char **),
+               "count must follow its list");
+_Static_assert(offsetof(srv_options_t, trace_level_count) ==
+                   offsetof(srv_options_t, trace_levels) + sizeof(char **),
+               "count must follow its list");
 
 static const flag_t flags[] = {
     {"model-repository", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
@@ -240,6 +246,23 @@ static const flag_t flags[] = {
     {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
      "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
      "no pool (default 268435456, as tritonserver)."},
+    /* Tracing: values are checked by srv_trace_config_check. */
+    {"trace-config", FLAG_STRING_LIST, OPT(trace_configs), 0, 0,
+     "A trace setting [<mode>,]<key>=<value>, repeatable: level=OFF|TIMESTAMPS|TENSORS "
+     "(repeat for several), rate=<N> (every N-th request, default 1000), "
+     "count=<N> (traces left, -1: no limit), triton,file=<path>, "
+     "triton,log-frequency=<N> (N traces per file <path>.<i>; 0: one file). Mode "
+     "opentelemetry is not built."},
+    {"trace-file", FLAG_STRING, OPT(trace_file), 0, 0,
+     "Deprecated: --trace-config triton,file=<path>."},
+    {"trace-level", FLAG_STRING_LIST, OPT(trace_levels), 0, 0,
+     "Deprecated: --trace-config level=<level>."},
+    {"trace-rate", FLAG_STRING, OPT(trace_rate), 0, 0,
+     "Deprecated: --trace-config rate=<N>."},
+    {"trace-count", FLAG_STRING, OPT(trace_count), 0, 0,
+     "Deprecated: --trace-config count=<N>."},
+    {"trace-log-frequency", FLAG_STRING, OPT(trace_log_frequency), 0, 0,
+     "Deprecated: --trace-config triton,log-frequency=<N>."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},
@@ -588,5 +611,13 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->grpc_health_address);
   free(opt->log_file);
   free(opt->log_format);
+  for (size_t i = 0; i < opt->trace_config_count; i++) free(opt->trace_configs[i]);
+  free(opt->trace_configs);
+  for (size_t i = 0; i < opt->trace_level_count; i++) free(opt->trace_levels[i]);
+  free(opt->trace_levels);
+  free(opt->trace_file);
+  free(opt->trace_rate);
+  free(opt->trace_count);
+  free(opt->trace_log_frequency);
   memset(opt, 0, sizeof *opt);
 }

@@ -103,6 +103,17 @@ typedef struct {
   int grpc_ssl_refresh_interval_secs; /* certificate files re-read, default 60 */
   int grpc_health_port;               /* plaintext grpc.health.v1 only; 0 = none */
   char *grpc_health_address;          /* default: --grpc-address */
+  /* Tracing (server/trace/trace_config.h checks and applies them):
+   * --trace-config [<mode>,]<key>=<value>, repeatable, and tritonserver's
+   * older flags, which --trace-config overrides. */
+  char **trace_configs;
+  size_t trace_config_count;
+  char **trace_levels; /* --trace-level, repeatable */
+  size_t trace_level_count;
+  char *trace_file;          /* --trace-file */
+  char *trace_rate;          /* --trace-rate */
+  char *trace_count;         /* --trace-count */
+  char *trace_log_frequency; /* --trace-log-frequency */
 } srv_options_t;
 
 /** Fills opt with defaults, then applies argv. On error returns a status

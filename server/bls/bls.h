@@ -13,6 +13,14 @@
 
 #include "server/common/status.h"
 #include "server/model/model.h"
+#include "server/model/request_params.h"
+
+/** A parameter as the user set it; key and string value are the request's. */
+typedef struct {
+  char *key;
+  TRITONSERVER_ParameterType type;
+  srv_param_value_t value;
+} srv_bls_param_t;
 
 /** Data of an input in pieces the user appended, referenced not copied. */
 typedef struct {
@@ -70,6 +78,19 @@ struct TRITONSERVER_InferenceRequest {
   void *allocator_userp;
   TRITONSERVER_InferenceResponseCompleteFn_t response_fn;
   void *response_userp;
+  /* For the backend and the scheduler (bls_options.c), copied at each
+   * TRITONSERVER_ServerInferAsync. */
+  srv_bls_param_t *params;
+  uint32_t param_count, param_cap;
+  uint64_t priority;   /* 0: the model's default level */
+  uint64_t timeout_us; /* queue timeout; 0: none */
+  /* The last flight of this request (bls_infer.c), for
+   * TRITONSERVER_InferenceRequestCancel: a reference on its state, which
+   * outlives the flight, and its cancel message, which does not (see
+   * SRV_BLS_LINK_*). NULL before the first ServerInferAsync. */
+  srv_infer_state_t *flight_state;
+  act_msg_t *flight_cancel;
+  bool cancelled; /* Cancel was called since the last ServerInferAsync */
 };
 
 struct TRITONSERVER_ResponseAllocator {
@@ -105,6 +126,17 @@ TRITONSERVER_InferenceResponse *srv_bls_response_make(const srv_bls_origin_t *o,
  *  nothing more. On the owner actor's thread. */
 TRITONSERVER_InferenceResponse *srv_bls_response_failed(const srv_bls_origin_t *o,
                                                         TRITONSERVER_Error *err);
+
+/** Copies u's parameters, priority and timeout into r, in `arena` (at
+ *  ServerInferAsync). The parameters were checked when set. */
+srv_status_t *srv_bls_options_build(const TRITONSERVER_InferenceRequest *u,
+                                    upb_Arena *arena, TRITONBACKEND_Request *r);
+
+/** Frees u's parameters (at TRITONSERVER_InferenceRequestDelete). */
+void srv_bls_params_free(TRITONSERVER_InferenceRequest *u);
+
+/** Drops u's link to its last flight (at the next flight or the delete). */
+void srv_bls_flight_unlink(TRITONSERVER_InferenceRequest *u);
 
 /** The loaded model `name` at `version` (-1: the latest ready one) with a
  *  reference the caller drops (srv_model_unref), or UNAVAILABLE in

@@ -2,9 +2,11 @@
  * model actor plays the backend, answering in orders a real backend may
  * use (release before responses, flags after a factory's last response)
  * and one it must not (release without any answer). It also checks that
- * a request's sequence flags and correlation ID reach the backend. The
- * main thread sends requests and waits; the stand-in and the flights run
- * on the workers. */
+ * a request's sequence flags and correlation ID reach the backend, and that
+ * TRITONSERVER_InferenceRequestCancel reaches a request the model holds
+ * and races an answer safely (the flight stays until its cancel is back).
+ * The main thread sends requests and waits; the stand-in and the flights
+ * run on the workers. */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #define OK(call) CHECK((call) == NULL)
 #define FINAL TRITONSERVER_RESPONSE_COMPLETE_FINAL
 
-enum { SILENT, LATE_ANSWERS, TWO_ANSWERS, SEQUENCE };
+enum { SILENT, LATE_ANSWERS, TWO_ANSWERS, SEQUENCE, HOLD, AT_ONCE };
 
 static srv_server_t srv;
 static srv_model_t stand_in; /* no inputs, no outputs */
@@ -55,8 +57,39 @@ static void send_response(TRITONBACKEND_Response *r, uint32_t flags) {
   CHECK(err == NULL);
 }
 
+/* HOLD: the request the stand-in keeps until its cancel comes; what the
+ * backend saw of the cancel then. The stand-in's alone, then the main
+ * thread's after the final response. */
+static TRITONBACKEND_Request *held;
+static bool held_saw_cancel;
+
+/* A request's cancel, as the model actor handles one: a held request is
+ * answered CANCELLED and released, then the cancel goes back. */
+static void stand_in_cancel(act_msg_t *msg) {
+  TRITONBACKEND_Request *req =
+      (TRITONBACKEND_Request *)((char *)msg - offsetof(TRITONBACKEND_Request, cancel_msg));
+  act_actor_t *owner = req->state->owner;
+  if (req == held) {
+    held = NULL;
+    OK(TRITONBACKEND_RequestIsCancelled(req, &held_saw_cancel));
+    TRITONBACKEND_Response *r = NULL;
+    OK(TRITONBACKEND_ResponseNew(&r, req));
+    TRITONSERVER_Error *err =
+        TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_CANCELLED, "cancelled while held");
+    OK(TRITONBACKEND_ResponseSend(r, FINAL, err));
+    TRITONSERVER_ErrorDelete(err);
+    OK(TRITONBACKEND_RequestRelease(req, TRITONSERVER_REQUEST_RELEASE_ALL));
+  }
+  msg->kind = SRV_MSG_INFER_CANCEL_DONE;
+  act_send(owner, msg);
+}
+
 /* The stand-in's behaviour: one request per message, answered at once. */
 static void stand_in_behaviour(act_actor_t *self, act_msg_t *msg) {
+  if (msg->kind == SRV_MODEL_CANCEL) {
+    stand_in_cancel(msg);
+    return;
+  }
   if (msg->kind != SRV_MODEL_REQUEST) return; /* the stop message */
   TRITONBACKEND_Request *req = (TRITONBACKEND_Request *)msg;
   TRITONBACKEND_ResponseFactory *factory = NULL;
@@ -72,6 +105,14 @@ static void stand_in_behaviour(act_actor_t *self, act_msg_t *msg) {
       send_response(r, 0);
       OK(TRITONBACKEND_ResponseFactorySendFlags(factory, FINAL));
       OK(TRITONBACKEND_ResponseFactoryDelete(factory));
+      break;
+    case HOLD: /* answered when its cancel comes */
+      held = req;
+      break;
+    case AT_ONCE:
+      OK(TRITONBACKEND_ResponseNew(&r, req));
+      send_response(r, FINAL);
+      OK(TRITONBACKEND_RequestRelease(req, TRITONSERVER_REQUEST_RELEASE_ALL));
       break;
     case SEQUENCE: /* records what it sees, answers once */
       sequence_record(req);
@@ -102,6 +143,7 @@ typedef struct {
   atomic_int responses, releases;
   TRITONSERVER_InferenceResponse *resp[4];
   uint32_t flags[4];
+  bool keep; /* the test deletes the request (it cancels it after the send) */
 } call_t;
 
 static void on_response(TRITONSERVER_InferenceResponse *resp, const uint32_t flags,
@@ -119,14 +161,15 @@ static void on_release(TRITONSERVER_InferenceRequest *request, const uint32_t fl
                        void *userp) {
   call_t *c = userp;
   atomic_fetch_add(&c->releases, 1);
-  TRITONSERVER_InferenceRequestDelete(request);
+  if (!c->keep) TRITONSERVER_InferenceRequestDelete(request);
   sem_post(&c->done);
 }
 
-/* Sends a request to the stand-in answering in `how`, waits for its final
- * response and its release (and a moment for anything extra). */
-static bool run(int how, bool decoupled, call_t *c) {
+/* Sends a request to the stand-in answering in `how`. */
+static TRITONSERVER_InferenceRequest *send_one(int how, bool decoupled, call_t *c) {
+  bool keep = c->keep;
   memset(c, 0, sizeof *c);
+  c->keep = keep;
   sem_init(&c->done, 0, 0);
   mode = how;
   stand_in.decoupled = decoupled;
@@ -146,6 +189,12 @@ static bool run(int how, bool decoupled, call_t *c) {
   OK(TRITONSERVER_InferenceRequestSetResponseCallback(r, allocator, NULL, on_response,
                                                       c));
   OK(TRITONSERVER_ServerInferAsync((TRITONSERVER_Server *)&srv, r, NULL));
+  return r;
+}
+
+/* Waits for c's final response and release, and a moment for anything
+ * extra. */
+static bool wait_both(call_t *c) {
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
   t.tv_sec += 30;
@@ -155,6 +204,14 @@ static bool run(int how, bool decoupled, call_t *c) {
   struct timespec pause = {0, 20 * 1000 * 1000};
   nanosleep(&pause, NULL);
   return true;
+}
+
+/* Sends a request to the stand-in answering in `how`, waits for its final
+ * response and its release (and a moment for anything extra). */
+static bool run(int how, bool decoupled, call_t *c) {
+  c->keep = false; /* the release callback deletes the request */
+  send_one(how, decoupled, c);
+  return wait_both(c);
 }
 
 static void call_free(call_t *c) {
@@ -237,6 +294,58 @@ static void test_sequence_fields_reach_backend(void) {
   call_free(&c);
 }
 
+/* The cancel reaches the request the model holds, and its backend sees it;
+ * the user's request says so; a second cancel is a success that sends
+ * nothing. */
+static void test_cancel_reaches_held_request(void) {
+  call_t c = {.keep = true};
+  TRITONSERVER_InferenceRequest *r = send_one(HOLD, false, &c);
+  bool cancelled = true;
+  OK(TRITONSERVER_InferenceRequestIsCancelled(r, &cancelled));
+  CHECK(!cancelled);
+  OK(TRITONSERVER_InferenceRequestCancel(r));
+  OK(TRITONSERVER_InferenceRequestCancel(r));
+  OK(TRITONSERVER_InferenceRequestIsCancelled(r, &cancelled));
+  CHECK(cancelled);
+  REQUIRE(wait_both(&c));
+  CHECK(held_saw_cancel);
+  REQUIRE(atomic_load(&c.responses) == 1);
+  TRITONSERVER_Error *err = TRITONSERVER_InferenceResponseError(c.resp[0]);
+  CHECK(err != NULL && TRITONSERVER_ErrorCode(err) == TRITONSERVER_ERROR_CANCELLED);
+  OK(TRITONSERVER_InferenceRequestCancel(r)); /* the flight is gone: nothing to do */
+  OK(TRITONSERVER_InferenceRequestDelete(r));
+  call_free(&c);
+}
+
+/* Cancels racing an answer: before the flight has it, between the response
+ * and the release, after both, after the flight stopped. Whichever comes
+ * first, every call completes once and nothing is read after it is freed
+ * (ASan, TSan). */
+static void test_cancel_races_answer(void) {
+  for (int i = 0; i < 150; i++) {
+    call_t c = {.keep = true};
+    TRITONSERVER_InferenceRequest *r = send_one(AT_ONCE, i % 2 == 0, &c);
+    if (i % 3 != 0) OK(TRITONSERVER_InferenceRequestCancel(r));
+    REQUIRE(wait_both(&c));
+    OK(TRITONSERVER_InferenceRequestCancel(r));
+    CHECK_EQ_U64(atomic_load(&c.releases), 1);
+    CHECK_EQ_U64(atomic_load(&c.responses), 1);
+    /* The same request flies again: the link moves to its new flight. */
+    if (i % 10 == 0) {
+      call_free(&c);
+      memset(&c.resp, 0, sizeof c.resp);
+      atomic_store(&c.responses, 0);
+      atomic_store(&c.releases, 0);
+      sem_init(&c.done, 0, 0);
+      OK(TRITONSERVER_ServerInferAsync((TRITONSERVER_Server *)&srv, r, NULL));
+      OK(TRITONSERVER_InferenceRequestCancel(r));
+      REQUIRE(wait_both(&c));
+    }
+    OK(TRITONSERVER_InferenceRequestDelete(r));
+    call_free(&c);
+  }
+}
+
 int main(void) {
   act_config_t config = {.workers = 2, .batch = 0};
   srv.runtime = act_runtime_new(&config);
@@ -253,6 +362,8 @@ int main(void) {
       UNIT_CASE(test_answers_after_release),
       UNIT_CASE(test_one_answer_when_not_decoupled),
       UNIT_CASE(test_sequence_fields_reach_backend),
+      UNIT_CASE(test_cancel_reaches_held_request),
+      UNIT_CASE(test_cancel_races_answer),
   };
   int rc = unit_run("bls_flight", cases, sizeof cases / sizeof cases[0]);
   act_send_stop(&stand_in.actor, &stand_in.stop_msg);

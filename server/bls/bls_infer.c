@@ -18,13 +18,26 @@
 #include "server/core/server.h"
 #include "server/model/infer_check.h"
 #include "server/model/response.h"
+#include "server/trace/trace.h"
 
-enum { FLIGHT_CHECK = 0x400, FLIGHT_STOP };
+enum { FLIGHT_CHECK = 0x400, FLIGHT_STOP, FLIGHT_CANCEL };
+
+/* The flight's link with its user request, in the state's outside_link.
+ * TRITONSERVER_InferenceRequestCancel runs on the user's thread, outside
+ * the actors, and may come at any time, even once the flight has stopped:
+ * the user's request keeps a reference on the state (which outlives the
+ * flight) and reaches the flight only through this word. The user sets
+ * ASKED and sends the flight's cancel_ask message only if the flight was
+ * still ALIVE and no ask had been sent; the flight clears ALIVE when it
+ * would stop, and if an ask was sent that it has not received yet, it
+ * waits for it: the message and the actor are the flight's memory. */
+enum { LINK_ALIVE = 1u, LINK_ASKED = 2u };
 
 typedef struct {
   TRITONBACKEND_Request request; /* its msg comes back when released */
   act_msg_t check_msg;           /* sent to itself, see on_release */
   act_msg_t stop_msg;            /* sent to itself: the flight owns it */
+  act_msg_t cancel_ask;          /* the user's Cancel, see LINK_* */
   upb_Arena *arena;              /* holds this struct and all it points to */
   srv_bls_origin_t origin;
   /* Copied from the user's request, which is never read after the build:
@@ -37,6 +50,9 @@ typedef struct {
   bool decoupled;
   /* The behaviour's alone. */
   bool final_sent, released, stopping;
+  bool unlinked;  /* ALIVE was cleared */
+  bool ask_seen;  /* the user's ask came */
+  bool ask_due;   /* an ask was sent that has not come yet */
 } flight_t;
 
 /* The input's data per host policy, each checked against the shape as
@@ -141,7 +157,8 @@ static TRITONSERVER_Error *flight_build(TRITONSERVER_InferenceRequest *u,
     r->correlation_id_string = srv_arena_copy(arena, u->correlation_id_string,
                                               strlen(u->correlation_id_string) + 1);
   r->flags = u->flags;
-  srv_status_t *st = inputs_build(m, u, arena, r);
+  srv_status_t *st = srv_bls_options_build(u, arena, r);
+  if (st == NULL) st = inputs_build(m, u, arena, r);
   if (st == NULL) st = srv_check_batch(m, r);
   if (st == NULL) st = outputs_build(m, u, arena, r);
   if (st != NULL) {
@@ -162,6 +179,7 @@ static TRITONSERVER_Error *flight_build(TRITONSERVER_InferenceRequest *u,
   f->decoupled = m->decoupled;
   f->check_msg.kind = FLIGHT_CHECK;
   f->stop_msg.kind = FLIGHT_STOP;
+  f->cancel_ask.kind = FLIGHT_CANCEL;
   *out = f;
   return NULL;
 }
@@ -207,7 +225,9 @@ static void on_flags(flight_t *f, uint32_t flags) {
  * (on_check), after the user's release callback. */
 static void on_release(act_actor_t *self, flight_t *f) {
   f->released = true;
-  if (!f->final_sent && srv_infer_state_only_held(f->request.state, 1))
+  /* Ours and the user request's (which it keeps until it is deleted or
+   * flies again, neither of which may happen before this release). */
+  if (!f->final_sent && srv_infer_state_only_held(f->request.state, 2))
     act_send(self, &f->check_msg);
   if (f->release_fn != NULL)
     f->release_fn(f->user_request, TRITONSERVER_REQUEST_RELEASE_ALL, f->release_userp);
@@ -221,6 +241,22 @@ static void on_check(flight_t *f) {
                     f->origin.model->name, f->origin.id);
   deliver(f, srv_bls_response_failed(&f->origin, err),
           TRITONSERVER_RESPONSE_COMPLETE_FINAL);
+}
+
+/* Whether nothing reads the flight on its cancel's behalf any more: no
+ * cancel out at the model (../model/README.md, "Cancelling a request"),
+ * and no ask from the user on its way (LINK_*). Once the final response
+ * and the release are both in. */
+static bool flight_may_stop(flight_t *f) {
+  if (!f->unlinked) {
+    f->unlinked = true;
+    /* Acq_rel: pairs with the user's fetch_or; whichever comes second sees
+     * the other, so an ask is either never sent or waited for. */
+    uint32_t old = atomic_fetch_and_explicit(&f->request.state->outside_link, ~LINK_ALIVE,
+                                             memory_order_acq_rel);
+    f->ask_due = (old & LINK_ASKED) != 0 && !f->ask_seen;
+  }
+  return !f->ask_due && !srv_request_cancel_out(&f->request);
 }
 
 static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
@@ -238,6 +274,15 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     case FLIGHT_CHECK:
       on_check(f);
       break;
+    case FLIGHT_CANCEL:
+      /* Nothing left to cancel once both are in; else as a client's. */
+      f->ask_seen = true;
+      f->ask_due = false;
+      if (!f->final_sent || !f->released) srv_request_cancel(&f->request);
+      break;
+    case SRV_MSG_INFER_CANCEL_DONE:
+      srv_request_cancel_back(msg);
+      break;
     case FLIGHT_STOP: {
       /* The runtime frees the actor after this returns; f is ours to free. */
       upb_Arena *arena = f->arena;
@@ -248,11 +293,13 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
     default:
       SRV_FATAL("in-process request: unexpected message kind %u", msg->kind);
   }
-  if (f->final_sent && f->released && !f->stopping) {
+  if (f->final_sent && f->released && !f->stopping && flight_may_stop(f)) {
     f->stopping = true;
     act_send_stop(self, &f->stop_msg);
   }
 }
+
+static void link_user(TRITONSERVER_InferenceRequest *u, flight_t *f);
 
 TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
                                                   TRITONSERVER_InferenceRequest *u,
@@ -263,9 +310,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
   srv_state_t state = srv_server_state(srv);
   if (state != SRV_STATE_READY && state != SRV_STATE_EXITING)
     return api_error_new(TRITONSERVER_ERROR_UNAVAILABLE, "Server not ready");
-  if (trace != NULL) /* Nereid makes no traces, so this is none of ours */
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "inference tracing not supported");
   if (u->response_fn == NULL || u->allocator == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "inference request for model '%s' has no response callback "
@@ -281,7 +325,70 @@ TRITONSERVER_Error *TRITONSERVER_ServerInferAsync(TRITONSERVER_Server *server,
   srv_model_ref(u->model); /* the flight may outlive the user's request */
   f->request.state->model = u->model;
   f->request.state->request_start_ns = start;
+  /* The caller's trace (a child of its own request's, for a BLS call):
+   * the request's from now, released with it (Triton's ownership). */
+  f->request.state->trace = trace;
+  link_user(u, f);
   f->request.queue_start_ns = act_now_ns();
   srv_model_enqueue(u->model, &f->request);
+  return NULL;
+}
+
+/* ---- cancel, from the user's thread ---- */
+
+void srv_bls_flight_unlink(TRITONSERVER_InferenceRequest *u) {
+  if (u->flight_state == NULL) return;
+  srv_infer_state_unref(u->flight_state);
+  u->flight_state = NULL;
+  u->flight_cancel = NULL;
+}
+
+/* u's link to its new flight f, before f's request reaches the model (so
+ * before f can stop). The reference on the state is the user request's. */
+static void link_user(TRITONSERVER_InferenceRequest *u, flight_t *f) {
+  srv_bls_flight_unlink(u);
+  /* Relaxed: the enqueue (a message) publishes it to the flight's thread,
+   * and the user reads it on this thread. */
+  atomic_store_explicit(&f->request.state->outside_link, LINK_ALIVE, memory_order_relaxed);
+  srv_infer_state_ref(f->request.state);
+  u->flight_state = f->request.state;
+  u->flight_cancel = &f->cancel_ask;
+  u->cancelled = false;
+}
+
+/* Triton's cancel of an in-process request: as a client's, the request is
+ * dropped if it still waits in its model's queue, and its backend sees
+ * TRITONBACKEND_RequestIsCancelled / ResponseFactoryIsCancelled. Once the
+ * flight has stopped there is nothing left to cancel: a success. */
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestCancel(TRITONSERVER_InferenceRequest *u) {
+  if (u == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "no inference request to cancel");
+  if (u->flight_state == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INTERNAL,
+                         "request '%s' for model '%s' cannot be cancelled before "
+                         "TRITONSERVER_ServerInferAsync sent it",
+                         u->id, u->model->name);
+  u->cancelled = true;
+  /* Acq_rel: see flight_may_stop. Only the first ask, and only to a flight
+   * that was still alive, is sent; it keeps the flight alive until it
+   * arrives. */
+  uint32_t old = atomic_fetch_or_explicit(&u->flight_state->outside_link, LINK_ASKED,
+                                          memory_order_acq_rel);
+  if ((old & LINK_ALIVE) != 0 && (old & LINK_ASKED) == 0)
+    act_send(u->flight_state->owner, u->flight_cancel);
+  return NULL;
+}
+
+TRITONSERVER_Error *TRITONSERVER_InferenceRequestIsCancelled(
+    TRITONSERVER_InferenceRequest *u, _Bool *is_cancelled) {
+  if (u == NULL || is_cancelled == NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "TRITONSERVER_InferenceRequestIsCancelled needs a request and "
+                         "a result");
+  /* Relaxed: a flag that orders nothing, as for backends that poll it. */
+  *is_cancelled =
+      u->cancelled ||
+      (u->flight_state != NULL &&
+       atomic_load_explicit(&u->flight_state->cancelled, memory_order_relaxed));
   return NULL;
 }

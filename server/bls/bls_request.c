@@ -75,6 +75,8 @@ TRITONSERVER_Error *TRITONSERVER_InferenceRequestDelete(
   free(r->outputs);
   free(r->id);
   free(r->correlation_id_string);
+  srv_bls_params_free(r);
+  srv_bls_flight_unlink(r);
   srv_model_unref(r->model);
   free(r);
   return NULL;

@@ -65,15 +65,25 @@ static void outputs_release(TRITONSERVER_InferenceResponse *resp) {
 
 /* Moves the backend's output `from` into `to`, its bytes into a buffer the
  * allocator gives. `to` records the buffer before any check, so that a
- * failure still gives it back. */
-static TRITONSERVER_Error *output_copy(const srv_bls_origin_t *o,
+ * failure still gives it back. Name and shape are taken from a response
+ * that owns them, and copied from one that borrows them (an ensemble's,
+ * whose outputs are its steps', ../model/response.h). */
+static TRITONSERVER_Error *output_copy(const srv_bls_origin_t *o, bool owned,
                                        struct TRITONBACKEND_Output *from,
                                        bls_output_t *to) {
   TRITONSERVER_ResponseAllocator *a = o->allocator;
-  to->name = from->name;
-  from->name = NULL;
-  to->shape = from->shape;
-  from->shape = NULL;
+  if (owned) {
+    to->name = from->name;
+    from->name = NULL;
+    to->shape = from->shape;
+    from->shape = NULL;
+  } else {
+    to->name = srv_strdup(from->name);
+    to->shape = malloc((from->dims_count ? from->dims_count : 1) * sizeof *to->shape);
+    if (to->shape == NULL) SRV_FATAL("out of memory");
+    if (from->dims_count > 0)
+      memcpy(to->shape, from->shape, from->dims_count * sizeof *to->shape);
+  }
   to->datatype = from->datatype;
   to->dims_count = from->dims_count;
   to->byte_size = from->byte_size;
@@ -118,7 +128,8 @@ static void outputs_fill(TRITONSERVER_InferenceResponse *resp, const srv_bls_ori
   for (uint32_t i = 0; i < r->output_count; i++) {
     if (!requested(o, r->outputs[i].name)) continue;
     TRITONSERVER_Error *err =
-        output_copy(o, &r->outputs[i], &resp->outputs[resp->output_count++]);
+        output_copy(o, !r->borrows && !r->lent, &r->outputs[i],
+                    &resp->outputs[resp->output_count++]);
     if (err != NULL) {
       outputs_release(resp);
       resp->error = err;

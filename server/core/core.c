@@ -6,12 +6,23 @@
 #include "server/common/deadline.h"
 #include "server/shm/shm.h"
 #include "server/cuda/memory.h"
+#include "server/trace/trace_config.h"
+#include "server/trace/tracer.h"
 
 srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
                              bool *all_loaded) {
   *srv = (srv_server_t){.options = opt};
   atomic_init(&srv->state, SRV_STATE_STARTING);
   atomic_init(&srv->cancelling, false);
+  /* Before any request: the flags were checked at start-up already
+   * (srv_trace_config_check), so this fails only without a thread. */
+  srv_trace_config_t trace;
+  srv_status_t *st = srv_trace_config_parse(opt, &trace);
+  if (st == NULL) {
+    st = srv_tracer_new(&trace, &srv->tracer);
+    srv_trace_config_free(&trace);
+  }
+  if (st != NULL) return st;
   act_config_t config = {.workers = (unsigned)opt->worker_threads, .batch = 0};
   srv->runtime = act_runtime_new(&config);
   if (srv->runtime == NULL)
@@ -60,6 +71,8 @@ void srv_core_free(srv_server_t *srv) {
   srv_cuda_pools_fini();                /* after the last model let go */
   act_runtime_free(srv->runtime);
   srv_shm_free(srv->shm); /* no request holds a region any more */
+  srv_tracer_free(srv->tracer); /* every trace released: the files close */
+  srv->tracer = NULL;
   srv->shm = NULL;
   srv->repository = NULL;
   srv->registry = NULL;

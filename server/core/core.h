@@ -10,6 +10,8 @@
  *     names (request.h, response.h);
  *   - reads statistics (stats.h, batch_stats.h, response_stats.h: lock-free
  *     counters; memory_usage.h: the backend's reports, under a mutex);
+ *   - records its own timestamps in a traced request's trace
+ *     (trace_frontend.h), reads and changes the trace settings (tracer.h);
  *   - lists models and their states (registry.h views), scans the
  *     repositories (repo_scan.h) and asks for loads and unloads
  *     (repository.h, load_override.h).
@@ -26,6 +28,7 @@
 #include "server/model/infer_check.h"
 #include "server/model/model_view.h"
 #include "server/model/request.h"
+#include "server/model/request_params.h"
 #include "server/model/response.h"
 #include "server/options.h"
 #include "server/repository/load_override.h"
@@ -37,6 +40,8 @@
 #include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
 #include "server/stats/stats.h"
+#include "server/trace/trace_frontend.h"
+#include "server/trace/tracer.h"
 
 /** Starts the core over `opt`: the actor runtime, the repository and its
  *  registry, then loads what the control mode loads at start-up. Sets

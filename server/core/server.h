@@ -27,6 +27,7 @@
 typedef struct srv_registry srv_registry_t;
 typedef struct srv_shm srv_shm_t;
 typedef struct srv_repository srv_repository_t;
+typedef struct srv_tracer srv_tracer_t;
 
 typedef enum {
   SRV_STATE_STARTING = 0,
@@ -40,6 +41,7 @@ typedef struct srv_server {
   srv_registry_t *registry;     /* lock-free reads; the repository publishes */
   srv_repository_t *repository; /* model life cycle */
   srv_shm_t *shm;               /* clients' shared-memory regions */
+  srv_tracer_t *tracer;         /* trace settings, sampling, the trace file */
   _Atomic int state;            /* srv_state_t */
   /* Set once, by srv_core_cancel when the exit timeout expired: every
    * request counts as cancelled from then on. */

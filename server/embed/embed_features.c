@@ -20,15 +20,6 @@
 #define OPTIONS_CHECK(fn, o) \
   if ((o) == NULL) return SRV_EMBED_NULL(fn, "options")
 
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictModelConfig(
-    TRITONSERVER_ServerOptions *o, bool strict) {
-  OPTIONS_CHECK("TRITONSERVER_ServerOptionsSetStrictModelConfig", o);
-  if (strict) return NULL;
-  return NO_FEATURE("TRITONSERVER_ServerOptionsSetStrictModelConfig",
-                    "false asks to complete model configurations from the model "
-                    "files; Nereid does not (every config.pbtxt must be complete)");
-}
-
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelConfigName(
     TRITONSERVER_ServerOptions *o, const char *name) {
   const char *fn = "TRITONSERVER_ServerOptionsSetModelConfigName";

@@ -86,6 +86,9 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsNew(TRITONSERVER_ServerOptions **o
   TRITONSERVER_ServerOptions *o = calloc(1, sizeof *o);
   if (o == NULL) SRV_FATAL("out of memory");
   args_push(o, srv_strdup("nereid"));
+  /* Triton's library, unlike its command line, completes no model config
+   * unless told to (TRITONSERVER_ServerOptionsSetStrictModelConfig). */
+  args_push(o, srv_strdup("--disable-auto-complete-config=true"));
   *options = o;
   return NULL;
 }
@@ -103,6 +106,16 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions 
 }
 
 /* ---- Settings that are flags ----------------------------------------------- */
+
+/* strict: every model folder needs a complete config.pbtxt; false lets
+ * backends complete configs (TRITONBACKEND_ModelAutoCompleteConfig) and a
+ * folder without config.pbtxt load. Through the newer flag, which the
+ * command line does not warn about. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictModelConfig(
+    TRITONSERVER_ServerOptions *o, bool strict) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetStrictModelConfig",
+                  "disable-auto-complete-config", "%s", strict ? "true" : "false");
+}
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelRepositoryPath(
     TRITONSERVER_ServerOptions *o, const char *path) {

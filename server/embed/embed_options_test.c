@@ -28,6 +28,15 @@ static void test_new_delete(void) {
   CHECK_STREQ(opt.model_control_mode, "none");
   CHECK(opt.strict_readiness && opt.exit_on_error && opt.allow_metrics);
   CHECK_EQ_U64(opt.model_load_threads, 4);
+  CHECK(opt.strict_model_config); /* the library's default, unlike the command line's */
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsSetStrictModelConfig(o, false));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(!opt.strict_model_config);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsSetStrictModelConfig(o, true));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(opt.strict_model_config);
   srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
@@ -140,7 +149,6 @@ static void test_null_arguments(void) {
  * UNSUPPORTED, naming the option. */
 static void test_absent_features(void) {
   TRITONSERVER_ServerOptions *o = options();
-  OK(TRITONSERVER_ServerOptionsSetStrictModelConfig(o, true));
   OK(TRITONSERVER_ServerOptionsSetModelConfigName(o, ""));
   OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_OFF));
   OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 4, -1));
@@ -155,8 +163,6 @@ static void test_absent_features(void) {
   OK(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 0.0));
   OK(TRITONSERVER_ServerOptionsSetEnablePeerAccess(o, true));
   OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, true));
-  FAILS(TRITONSERVER_ServerOptionsSetStrictModelConfig(o, false), UNSUPPORTED,
-        "TRITONSERVER_ServerOptionsSetStrictModelConfig: false");
   FAILS(TRITONSERVER_ServerOptionsSetModelConfigName(o, "h100"), UNSUPPORTED, "'h100'");
   FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT),
         UNSUPPORTED, "no rate limiter");

@@ -51,6 +51,8 @@ struct srv_call {
   unsigned holds;
   srv_call_msg_fn *on_msg;
   void *on_msg_ctx;
+  srv_call_sent_fn *on_sent; /* cleared once run */
+  void *on_sent_ctx;
   upb_Arena *arena;
   srv_tag_t tag_new;
   srv_tag_t tag_done;
@@ -111,6 +113,17 @@ void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
 upb_Arena *srv_call_arena(srv_call_t *call) { return call->arena; }
 
 act_actor_t *srv_call_actor(srv_call_t *call) { return &call->actor; }
+
+void srv_call_on_sent(srv_call_t *call, srv_call_sent_fn *fn, void *ctx) {
+  call->on_sent = fn;
+  call->on_sent_ctx = ctx;
+}
+
+static void sent_notify(srv_call_t *c, bool sent) {
+  srv_call_sent_fn *fn = c->on_sent;
+  c->on_sent = NULL;
+  if (fn != NULL) fn(c->on_sent_ctx, sent);
+}
 
 void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx) {
   call->on_msg = fn;
@@ -288,11 +301,6 @@ static void call_serve(srv_call_t *c) {
       return;
     }
   }
-  if (rpc->serve != SRV_SERVE_UNARY) {
-    srv_call_fail(c, srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                                    "%s is not implemented by Nereid yet", rpc->name));
-    return;
-  }
   if (c->request == NULL) {
     srv_call_fail(c, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                     "%s: the request message is missing", rpc->name));
@@ -311,6 +319,7 @@ static void call_serve(srv_call_t *c) {
 }
 
 static void call_release(srv_call_t *c) {
+  sent_notify(c, false); /* ended without a reply batch */
   if (c->counted) srv_frontend_call_end(c->fe);
   if (c->request != NULL) grpc_byte_buffer_destroy(c->request);
   if (c->reply != NULL) grpc_byte_buffer_destroy(c->reply);
@@ -344,6 +353,7 @@ static void call_behaviour(act_actor_t *self, act_msg_t *msg) {
       SRV_VERBOSE(2, "call %p: %s done (%s)", (void *)c, call_name(c),
                   c->tag_done.success ? "sent" : "not sent");
       c->done = true;
+      sent_notify(c, c->tag_done.success);
       call_maybe_stop(c);
       return;
     case CALL_CLOSED:

@@ -5,6 +5,7 @@
 #ifndef NEREID_SERVER_GRPC_CALL_H
 #define NEREID_SERVER_GRPC_CALL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "actors/actor.h"
@@ -40,6 +41,13 @@ void srv_call_fail(srv_call_t *call, srv_status_t *st);
  *  go to fn with ctx. Set by a handler that waits for other actors. */
 typedef void srv_call_msg_fn(srv_call_t *call, void *ctx, act_msg_t *msg);
 void srv_call_on_message(srv_call_t *call, srv_call_msg_fn *fn, void *ctx);
+
+/** fn(ctx, sent) runs once on the call's actor when its reply batch is
+ *  over (`sent`: gRPC reported it sent), or when the call ends without one
+ *  (sent false): a traced request's GRPC_SEND_END. Set at most once, before
+ *  the reply. */
+typedef void srv_call_sent_fn(void *ctx, bool sent);
+void srv_call_on_sent(srv_call_t *call, srv_call_sent_fn *fn, void *ctx);
 
 /** Message kind that the on_message handler gets when the client cancels
  *  the call, or its deadline passes, before the call ended. */

@@ -8,6 +8,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/core.h"
+#include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_contents.h"
 
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -411,12 +412,80 @@ static srv_status_t *sequence_read(const srv_model_desc_t *d,
   return st;
 }
 
+#define EMPTY_FINAL "triton_enable_empty_final_response"
+
+static bool key_is(upb_StringView k, const char *s) {
+  return k.size == strlen(s) && memcmp(k.data, s, k.size) == 0;
+}
+
+/* The keys Triton's gRPC frontend reads itself and never hands on, and
+ * Nereid's own (infer_aggregate.h). */
+static bool key_reserved(upb_StringView k) {
+  return key_is(k, "sequence_id") || key_is(k, "sequence_start") ||
+         key_is(k, "sequence_end") || key_is(k, "priority") || key_is(k, "timeout") ||
+         key_is(k, SRV_AGGREGATE_PARAMETER);
+}
+
+/* One parameter for the backend, typed as Triton's gRPC frontend types it:
+ * int64, bool, string and double only. Keys starting with `triton_` are
+ * Triton's: only EMPTY_FINAL (the stream's own) is allowed, and kept. */
+static srv_status_t *param_forward(const srv_model_desc_t *d, upb_StringView key,
+                                   const inference_InferParameter *p, upb_Arena *arena,
+                                   TRITONBACKEND_Request *r) {
+  int choice = p != NULL ? (int)inference_InferParameter_parameter_choice_case(p) : 0;
+  char q[SRV_QUOTE_SIZE];
+  if (key.size >= 7 && memcmp(key.data, "triton_", 7) == 0) {
+    if (!key_is(key, EMPTY_FINAL))
+      return BAD("model '%s': parameter keys starting with 'triton_' are reserved for "
+                 "Triton usage. Only the following keys starting with 'triton_' are "
+                 "allowed: " EMPTY_FINAL,
+                 d->name);
+    if (choice != inference_InferParameter_parameter_choice_bool_param)
+      return BAD("model '%s': invalid value type for '" EMPTY_FINAL
+                 "' parameter, expected bool_param.",
+                 d->name);
+    return NULL;
+  }
+  srv_param_value_t v = {0};
+  TRITONSERVER_ParameterType type;
+  size_t len = 0;
+  switch (choice) {
+    case inference_InferParameter_parameter_choice_int64_param:
+      type = TRITONSERVER_PARAMETER_INT;
+      v.i = inference_InferParameter_int64_param(p);
+      break;
+    case inference_InferParameter_parameter_choice_bool_param:
+      type = TRITONSERVER_PARAMETER_BOOL;
+      v.b = inference_InferParameter_bool_param(p);
+      break;
+    case inference_InferParameter_parameter_choice_string_param: {
+      upb_StringView sv = inference_InferParameter_string_param(p);
+      type = TRITONSERVER_PARAMETER_STRING;
+      v.s = sv.data;
+      len = sv.size;
+      break;
+    }
+    case inference_InferParameter_parameter_choice_double_param:
+      type = TRITONSERVER_PARAMETER_DOUBLE;
+      v.d = inference_InferParameter_double_param(p);
+      break;
+    default:
+      return BAD("model '%s': invalid value type for '%s' parameter, expected "
+                 "int64_param, bool_param, or string_param.",
+                 d->name, srv_quote(q, key.data, key.size));
+  }
+  return srv_request_param_add(r, arena, key.data, key.size, type, v, len);
+}
+
 /* The parameters the server itself reads: `priority` and `timeout` (queue
  * timeout in microseconds), as Triton's gRPC frontend does, and the
- * sequence ones. */
+ * sequence ones; every other one goes to the backend. A request without
+ * parameters costs one size check. */
 static srv_status_t *params_read(const srv_model_desc_t *d,
                                  const inference_ModelInferRequest *req, upb_Arena *arena,
                                  TRITONBACKEND_Request *r) {
+  size_t n = inference_ModelInferRequest_parameters_size(req);
+  if (n == 0) return NULL;
   inference_InferParameter *p;
   uint64_t v = 0;
   if (inference_ModelInferRequest_parameters_get(
@@ -431,7 +500,19 @@ static srv_status_t *params_read(const srv_model_desc_t *d,
     if (st != NULL) return st;
     r->timeout_us = v;
   }
-  return sequence_read(d, req, arena, r);
+  srv_status_t *st = sequence_read(d, req, arena, r);
+  if (st != NULL) return st;
+  srv_request_params_reserve(r, arena, n);
+  size_t iter = kUpb_Map_Begin;
+  const inference_ModelInferRequest_ParametersEntry *e;
+  while ((e = inference_ModelInferRequest_parameters_next(req, &iter)) != NULL) {
+    upb_StringView key = inference_ModelInferRequest_ParametersEntry_key(e);
+    if (key_reserved(key)) continue;
+    st = param_forward(d, key, inference_ModelInferRequest_ParametersEntry_value(e), arena,
+                       r);
+    if (st != NULL) return st;
+  }
+  return NULL;
 }
 
 srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,

@@ -1,8 +1,9 @@
-/* The sequence parameters of a ModelInferRequest (Triton's sequence
- * extension) as srv_infer_request_build reads them for ModelInfer and
- * ModelStreamInfer: the correlation ID as int64, uint64 or string, the
+/* The parameters of a ModelInferRequest as srv_infer_request_build reads
+ * them for ModelInfer and ModelStreamInfer: the sequence ones (Triton's
+ * sequence extension: the correlation ID as int64, uint64 or string, the
  * START and END flags, Triton's texts for a parameter of the wrong type,
- * and our bounds on string ids. Each request is encoded, then decoded
+ * and our bounds on string ids), and those handed on to the backend (the
+ * types Triton hands on, the keys it keeps, its refusals, our bounds). Each request is encoded, then decoded
  * with aliased strings as the RPCs decode it; the received bytes are
  * overwritten once the request is built, so a string id that still
  * pointed into them would show. One thread. */
@@ -53,6 +54,8 @@ typedef struct {
   uint32_t flags;
   grpc_status_code code;
   char message[SRV_STATUS_MESSAGE_MAX];
+  uint32_t param_count;
+  char params[1024]; /* "key=T:value," per parameter, sorted */
 } built_t;
 
 static void param_add(inference_ModelInferRequest *req, const param_t *p, upb_Arena *a) {
@@ -105,6 +108,37 @@ static char *encode(const param_t *params, size_t n, size_t *len) {
   return copy;
 }
 
+static int text_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The request's parameters as text, sorted (a map's order is the hash's). */
+static void params_text(const TRITONBACKEND_Request *r, built_t *out) {
+  char items[8][128];
+  const char *sorted[8];
+  uint32_t n = r->param_count < 8 ? r->param_count : 8;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct srv_request_param *p = &r->params[i];
+    switch (p->type) {
+      case TRITONSERVER_PARAMETER_STRING:
+        snprintf(items[i], sizeof items[i], "%s=s:%s,", p->key, p->value.s);
+        break;
+      case TRITONSERVER_PARAMETER_INT:
+        snprintf(items[i], sizeof items[i], "%s=i:%lld,", p->key, (long long)p->value.i);
+        break;
+      case TRITONSERVER_PARAMETER_BOOL:
+        snprintf(items[i], sizeof items[i], "%s=b:%d,", p->key, p->value.b);
+        break;
+      default:
+        snprintf(items[i], sizeof items[i], "%s=d:%g,", p->key, p->value.d);
+    }
+    sorted[i] = items[i];
+  }
+  qsort(sorted, n, sizeof *sorted, text_cmp);
+  out->param_count = r->param_count;
+  for (uint32_t i = 0; i < n; i++) strcat(out->params, sorted[i]);
+}
+
 static built_t build(const param_t *params, size_t n) {
   built_t out;
   memset(&out, 0, sizeof out);
@@ -128,6 +162,7 @@ static built_t build(const param_t *params, size_t n) {
     srv_status_free(st);
   } else {
     out.ok = true;
+    params_text(r, &out);
     out.id = r->correlation_id;
     out.flags = r->flags;
     if (r->correlation_id_string != NULL) {
@@ -216,6 +251,21 @@ static void test_flags(void) {
   CHECK_EQ_U64(b.flags, 0);
 }
 
+/* A request with one parameter, refused with a text. */
+typedef struct {
+  param_t p;
+  const char *message;
+} refusal_t;
+
+static void refusals_check(const refusal_t *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    built_t b = build(&cases[i].p, 1);
+    CHECK(!b.ok);
+    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
+    CHECK_STREQ(b.message, cases[i].message);
+  }
+}
+
 /* Triton's texts, word for word, after the model's name: clients may
  * match them. */
 static void test_wrong_types(void) {
@@ -228,10 +278,7 @@ static void test_wrong_types(void) {
   static const char end_msg[] =
       "model 'm': invalid value type for 'sequence_end' parameter, expected "
       "bool_param.";
-  static const struct {
-    param_t p;
-    const char *message;
-  } cases[] = {
+  static const refusal_t cases[] = {
       {BOOL_P("sequence_id", 1), id_msg},
       {DOUBLE_P("sequence_id"), id_msg},
       {NONE_P("sequence_id"), id_msg},
@@ -241,12 +288,84 @@ static void test_wrong_types(void) {
       {UINT64_P("sequence_end", 1), end_msg},
       {DOUBLE_P("sequence_end"), end_msg},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    built_t b = build(&cases[i].p, 1);
-    CHECK(!b.ok);
-    CHECK_EQ_U64(b.code, GRPC_STATUS_INVALID_ARGUMENT);
-    CHECK_STREQ(b.message, cases[i].message);
+  refusals_check(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Every key Triton's gRPC frontend does not keep goes to the backend, with
+ * its type; the server's own keys do not. */
+static void test_handed_on(void) {
+  built_t b = build(NULL, 0);
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.param_count, 0);
+  b = BUILD(STRING_P("s", "text"), INT64_P("n", -3), BOOL_P("b", 1), DOUBLE_P("d"),
+            INT64_P("priority", 2), INT64_P("timeout", 5), INT64_P("sequence_id", 9),
+            BOOL_P("sequence_start", 1), BOOL_P("sequence_end", 0),
+            BOOL_P("triton_enable_empty_final_response", 1),
+            BOOL_P("nereid_aggregate_responses", 1));
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.param_count, 4);
+  CHECK_STREQ(b.params, "b=b:1,d=d:1.5,n=i:-3,s=s:text,"); /* copies: bytes overwritten */
+  b = BUILD(STRING_P("", "")); /* an empty key and value are a parameter too */
+  REQUIRE(b.ok);
+  CHECK_STREQ(b.params, "=s:,");
+}
+
+/* Triton's refusals, after the model's name. */
+static void test_refused(void) {
+  static const char triton_msg[] =
+      "model 'm': parameter keys starting with 'triton_' are reserved for Triton usage. "
+      "Only the following keys starting with 'triton_' are allowed: "
+      "triton_enable_empty_final_response";
+  static const refusal_t cases[] = {
+      {UINT64_P("u", 1), "model 'm': invalid value type for 'u' parameter, expected "
+                         "int64_param, bool_param, or string_param."},
+      {NONE_P("x"), "model 'm': invalid value type for 'x' parameter, expected "
+                    "int64_param, bool_param, or string_param."},
+      {STRING_P("triton_x", "1"), triton_msg},
+      {BOOL_P("triton_", 1), triton_msg},
+      {INT64_P("triton_enable_empty_final_response", 1),
+       "model 'm': invalid value type for 'triton_enable_empty_final_response' "
+       "parameter, expected bool_param."},
+  };
+  refusals_check(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Our bounds: count, key length, string length, NUL bytes. */
+static void test_bounds(void) {
+  static char keys[SRV_REQUEST_PARAMS_MAX + 1][8];
+  param_t ps[SRV_REQUEST_PARAMS_MAX + 1];
+  for (size_t i = 0; i <= SRV_REQUEST_PARAMS_MAX; i++) {
+    snprintf(keys[i], sizeof keys[i], "k%zu", i);
+    ps[i] = (param_t)INT64_P(keys[i], (int64_t)i);
   }
+  built_t b = build(ps, SRV_REQUEST_PARAMS_MAX);
+  REQUIRE(b.ok);
+  CHECK_EQ_U64(b.param_count, SRV_REQUEST_PARAMS_MAX);
+  /* Reserved keys do not count. */
+  ps[SRV_REQUEST_PARAMS_MAX] = (param_t)INT64_P("priority", 1);
+  CHECK(build(ps, SRV_REQUEST_PARAMS_MAX + 1).ok);
+  ps[SRV_REQUEST_PARAMS_MAX] = (param_t)INT64_P(keys[SRV_REQUEST_PARAMS_MAX], 1);
+  b = build(ps, SRV_REQUEST_PARAMS_MAX + 1);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "model 'm': more than 128 request parameters");
+  static char key[SRV_REQUEST_PARAM_KEY_MAX + 2];
+  memset(key, 'k', SRV_REQUEST_PARAM_KEY_MAX);
+  CHECK(BUILD(INT64_P(key, 1)).ok);
+  key[SRV_REQUEST_PARAM_KEY_MAX] = 'k';
+  b = BUILD(INT64_P(key, 1));
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "model 'm': a parameter key of 257 bytes is above the limit of 256");
+  static char value[SRV_REQUEST_PARAM_STRING_MAX + 2];
+  memset(value, 'v', SRV_REQUEST_PARAM_STRING_MAX);
+  CHECK(BUILD(STRING_P("s", value)).ok);
+  value[SRV_REQUEST_PARAM_STRING_MAX] = 'v';
+  b = BUILD(STRING_P("s", value));
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message,
+              "model 'm': parameter 's' is a string of 65537 bytes, above the limit of 65536");
+  b = BUILD({.key = "s", .kind = P_STRING, .s = "a\0b", .s_len = 3});
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "model 'm': parameter 's' holds a NUL byte");
 }
 
 int main(void) {
@@ -264,7 +383,8 @@ int main(void) {
   static const unit_case_t cases[] = {
       UNIT_CASE(test_no_sequence), UNIT_CASE(test_integer_ids),
       UNIT_CASE(test_string_ids),  UNIT_CASE(test_flags),
-      UNIT_CASE(test_wrong_types),
+      UNIT_CASE(test_wrong_types), UNIT_CASE(test_handed_on),
+      UNIT_CASE(test_refused),     UNIT_CASE(test_bounds),
   };
   int rc = unit_run("infer_request", cases, sizeof cases / sizeof cases[0]);
   srv_model_bare_free(model);

@@ -37,6 +37,20 @@ typedef struct {
   act_msg_t watch_msg; /* SRV_MSG_INFER_WATCH, sent by srv_request_watch_ask */
 } infer_ctx_t;
 
+static void send_end(void *ctx, bool sent) {
+  if (sent) srv_trace_later_stamp(ctx, "GRPC_SEND_END");
+  srv_trace_later_done(ctx);
+}
+
+/* A traced request's reply: GRPC_SEND_START now, GRPC_SEND_END when the
+ * reply batch is over (after the request's trace may be released). */
+static void send_traced(srv_call_t *call, infer_ctx_t *x) {
+  TRITONSERVER_InferenceTrace *t = x->request->state->trace;
+  srv_trace_stamp_now(t, "GRPC_SEND_START");
+  srv_trace_later_t *l = srv_trace_later(t);
+  if (l != NULL) srv_call_on_sent(call, send_end, l);
+}
+
 /* An aggregated reply, merged in the call's arena (so no output of it can
  * be taken over by a slice): serialized by upb, then copied into a slice. */
 static void reply_encode(srv_call_t *call, infer_ctx_t *x,
@@ -47,6 +61,7 @@ static void reply_encode(srv_call_t *call, infer_ctx_t *x,
   size_t len;
   char *out = inference_ModelInferResponse_serialize(resp, a, &len);
   if (out == NULL) SRV_FATAL("out of memory");
+  if (x->request->state->trace != NULL) send_traced(call, x);
   srv_call_reply(call, out, len);
 }
 
@@ -134,8 +149,10 @@ static void response_handle(srv_call_t *call, infer_ctx_t *x, TRITONBACKEND_Resp
   } else {
     x->replied = true;
     /* Written once into the slices gRPC sends; large outputs by reference. */
-    srv_call_reply_buffer(
-        call, srv_infer_slices_encode(x->model, x->request, r, srv_call_arena(call)));
+    grpc_byte_buffer *reply =
+        srv_infer_slices_encode(x->model, x->request, r, srv_call_arena(call));
+    if (x->request->state->trace != NULL) send_traced(call, x);
+    srv_call_reply_buffer(call, reply);
     srv_response_free(r);
   }
   state_drop_if_done(x);
@@ -275,6 +292,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->state->model = m; /* the lookup's reference: the model stays until the state goes */
   r->state->request_start_ns = start;
   r->state->shm = uses;
+  r->state->trace_sample = true; /* a client's request: the tracer samples it */
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
   /* Aggregated decoupled responses may take long without a poll: watched

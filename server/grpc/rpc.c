@@ -11,11 +11,6 @@
 #define INFERENCE(m) "/inference.GRPCInferenceService/" m
 #define HEALTH(m) "/grpc.health.v1.Health/" m
 
-/* Methods still to be built answer UNIMPLEMENTED with their name: an honest
- * answer rather than a fake success. */
-#define TODO(m) \
-  { m, INFERENCE(m), SRV_RPC_UNARY, SRV_SERVE_UNIMPLEMENTED, NULL, 1 }
-
 const srv_rpc_t srv_rpcs[] = {
     {"ServerLive", INFERENCE("ServerLive"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_server_live, 2},
@@ -53,7 +48,8 @@ const srv_rpc_t srv_rpcs[] = {
      SRV_SERVE_UNARY, srv_rpc_cuda_shm_register, 1},
     {"CudaSharedMemoryUnregister", INFERENCE("CudaSharedMemoryUnregister"), SRV_RPC_UNARY,
      SRV_SERVE_UNARY, srv_rpc_cuda_shm_unregister, 1},
-    TODO("TraceSetting"),
+    {"TraceSetting", INFERENCE("TraceSetting"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
+     srv_rpc_trace_setting, 1},
     {"LogSettings", INFERENCE("LogSettings"), SRV_RPC_UNARY, SRV_SERVE_UNARY,
      srv_rpc_log_settings, 1},
     {"Check", HEALTH("Check"), SRV_RPC_UNARY, SRV_SERVE_UNARY, srv_health_check, 2},

@@ -24,7 +24,6 @@ typedef enum {
   SRV_SERVE_UNARY,        /* a unary call actor running `unary` */
   SRV_SERVE_HEALTH_WATCH, /* a health watch stream (server/health.c) */
   SRV_SERVE_STREAM_INFER, /* an inference stream (server/stream_rpc.c) */
-  SRV_SERVE_UNIMPLEMENTED /* answered UNIMPLEMENTED, naming the RPC */
 } srv_serve_t;
 
 typedef struct {

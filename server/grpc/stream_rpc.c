@@ -106,6 +106,7 @@ typedef struct {
   grpc_metadata_array request_md;
   grpc_byte_buffer *received; /* the receive's target */
   grpc_byte_buffer *sending;  /* the message of the send in flight */
+  srv_trace_later_t *sending_trace; /* its request's trace, when traced */
   srv_write_queue_t writes;
   grpc_slice status_details;
   stream_req_t *reqs; /* records in flight */
@@ -255,7 +256,13 @@ static void write_push(stream_t *s, stream_req_t *q, grpc_byte_buffer *bb) {
     grpc_byte_buffer_destroy(bb);
     return;
   }
-  srv_write_queue_push(&s->writes, bb, q != NULL ? &q->queued : NULL);
+  /* A traced request's response carries a hold on its trace's record:
+   * GRPC_SEND_START and _END come when it is sent, maybe after the
+   * request's trace was released. */
+  srv_trace_later_t *trace = NULL;
+  if (q != NULL && q->state != NULL && q->state->trace != NULL)
+    trace = srv_trace_later(q->state->trace);
+  srv_write_queue_push(&s->writes, bb, q != NULL ? &q->queued : NULL, trace);
   if (s->writes.len > WRITES_HIGH && !s->read_paused) {
     s->read_paused = true;
     SRV_VERBOSE(2, "ModelStreamInfer: stream %p: %u writes wait, receiving paused",
@@ -263,10 +270,13 @@ static void write_push(stream_t *s, stream_req_t *q, grpc_byte_buffer *bb) {
   }
 }
 
-/* The oldest write; a done record whose last write it was goes. */
-static grpc_byte_buffer *write_pop(stream_t *s) {
+/* The oldest write, with its trace hold; a done record whose last write it
+ * was goes. */
+static grpc_byte_buffer *write_pop(stream_t *s, srv_trace_later_t **trace) {
   srv_write_tally_t *t;
-  grpc_byte_buffer *bb = srv_write_queue_pop(&s->writes, &t);
+  void *note;
+  grpc_byte_buffer *bb = srv_write_queue_pop(&s->writes, &t, &note);
+  *trace = note;
   if (t != NULL && t->count == 0) {
     stream_req_t *q = (stream_req_t *)((char *)t - offsetof(stream_req_t, queued));
     if (q->arena == NULL) record_recycle(s, q);
@@ -277,12 +287,17 @@ static grpc_byte_buffer *write_pop(stream_t *s) {
 /* The call can send no more: every queued write goes. */
 static void writes_drop(stream_t *s) {
   grpc_byte_buffer *bb;
-  while ((bb = write_pop(s)) != NULL) grpc_byte_buffer_destroy(bb);
+  srv_trace_later_t *trace;
+  while ((bb = write_pop(s, &trace)) != NULL) {
+    grpc_byte_buffer_destroy(bb);
+    if (trace != NULL) srv_trace_later_done(trace);
+  }
 }
 
 static void write_pump(stream_t *s) {
   if (s->send_busy || s->mute || s->writes.len == 0) return;
-  s->sending = write_pop(s);
+  s->sending = write_pop(s, &s->sending_trace);
+  if (s->sending_trace != NULL) srv_trace_later_stamp(s->sending_trace, "GRPC_SEND_START");
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
   size_t n = ops_initial(s, ops);
@@ -378,6 +393,7 @@ static void request_accept(stream_t *s, grpc_byte_buffer *bytes) {
   r->state->owner_data = q;
   r->state->request_start_ns = start;
   r->state->shm = uses;
+  r->state->trace_sample = true; /* a client's request: the tracer samples it */
   q->state = r->state;
   srv_infer_state_ref(q->state);
   q->next = s->reqs;
@@ -632,6 +648,11 @@ static void stream_behaviour(act_actor_t *self, act_msg_t *msg) {
       s->send_busy = false;
       grpc_byte_buffer_destroy(s->sending);
       s->sending = NULL;
+      if (s->sending_trace != NULL) {
+        if (s->tag_sent.success) srv_trace_later_stamp(s->sending_trace, "GRPC_SEND_END");
+        srv_trace_later_done(s->sending_trace);
+        s->sending_trace = NULL;
+      }
       if (!s->tag_sent.success) {
         s->mute = true; /* the call is gone; its close tells the rest */
         writes_drop(s);

@@ -20,12 +20,12 @@ static void grow(srv_write_queue_t *q) {
 }
 
 void srv_write_queue_push(srv_write_queue_t *q, grpc_byte_buffer *bb,
-                          srv_write_tally_t *tally) {
+                          srv_write_tally_t *tally, void *note) {
   if (q->len == q->cap) grow(q);
   /* O(1): a raw buffer keeps its length. */
   size_t bytes = grpc_byte_buffer_length(bb);
   q->slots[(q->head + q->len) & (q->cap - 1)] =
-      (srv_write_t){.bb = bb, .tally = tally, .bytes = bytes};
+      (srv_write_t){.bb = bb, .tally = tally, .bytes = bytes, .note = note};
   q->len++;
   q->bytes += bytes;
   if (tally != NULL) {
@@ -34,8 +34,10 @@ void srv_write_queue_push(srv_write_queue_t *q, grpc_byte_buffer *bb,
   }
 }
 
-grpc_byte_buffer *srv_write_queue_pop(srv_write_queue_t *q, srv_write_tally_t **tally) {
+grpc_byte_buffer *srv_write_queue_pop(srv_write_queue_t *q, srv_write_tally_t **tally,
+                                      void **note) {
   *tally = NULL;
+  *note = NULL;
   if (q->len == 0) return NULL;
   srv_write_t w = q->slots[q->head];
   q->head = (q->head + 1) & (q->cap - 1);
@@ -46,6 +48,7 @@ grpc_byte_buffer *srv_write_queue_pop(srv_write_queue_t *q, srv_write_tally_t **
     w.tally->bytes -= w.bytes;
   }
   *tally = w.tally;
+  *note = w.note;
   return w.bb;
 }
 

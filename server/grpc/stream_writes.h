@@ -21,6 +21,7 @@ typedef struct {
   grpc_byte_buffer *bb;
   srv_write_tally_t *tally; /* NULL: counted in the queue's totals only */
   size_t bytes;             /* bb's length when it was queued */
+  void *note;               /* the pusher's, given back with bb */
 } srv_write_t;
 
 typedef struct {
@@ -32,14 +33,16 @@ typedef struct {
 } srv_write_queue_t;
 
 /** Appends bb, counted in the totals and in *tally (may be NULL); the queue
- *  owns bb until popped, and tally must outlive it there. */
+ *  owns bb until popped, and tally must outlive it there. `note` (may be
+ *  NULL) comes back with bb (a traced response's send stamps). */
 void srv_write_queue_push(srv_write_queue_t *q, grpc_byte_buffer *bb,
-                          srv_write_tally_t *tally);
+                          srv_write_tally_t *tally, void *note);
 
 /** The oldest message, now the caller's, taken off the totals and off its
- *  tally, which *tally receives (NULL when it had none); NULL when the
- *  queue is empty. */
-grpc_byte_buffer *srv_write_queue_pop(srv_write_queue_t *q, srv_write_tally_t **tally);
+ *  tally, which *tally receives (NULL when it had none), with its note;
+ *  NULL when the queue is empty. */
+grpc_byte_buffer *srv_write_queue_pop(srv_write_queue_t *q, srv_write_tally_t **tally,
+                                      void **note);
 
 /** Frees the ring of an empty queue; the queue may be reused afterwards. */
 void srv_write_queue_free(srv_write_queue_t *q);

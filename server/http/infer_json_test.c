@@ -349,8 +349,21 @@ static void test_parameters(void) {
                      SIMPLE_16
                      ",\"parameters\":{\"sequence_id\":42,\"sequence_start\":true,"
                      "\"sequence_end\":false,\"priority\":7000000000,\"timeout\":5,"
-                     "\"binary_data_output\":true,\"other\":[1]}}");
+                     "\"binary_data_output\":true,\"other\":\"x\",\"n\":-2,\"f\":false,"
+                     "\"r\":0.25}}");
   REQUIRE(p.r != NULL);
+  /* Every key not the server's goes to the backend, typed, in order. */
+  REQUIRE(p.r->param_count == 4);
+  CHECK_STREQ(p.r->params[0].key, "other");
+  CHECK_EQ_U64(p.r->params[0].type, TRITONSERVER_PARAMETER_STRING);
+  CHECK_STREQ(p.r->params[0].value.s, "x");
+  CHECK_STREQ(p.r->params[1].key, "n");
+  CHECK_EQ_U64(p.r->params[1].type, TRITONSERVER_PARAMETER_INT);
+  CHECK(p.r->params[1].value.i == -2);
+  CHECK_EQ_U64(p.r->params[2].type, TRITONSERVER_PARAMETER_BOOL);
+  CHECK(!p.r->params[2].value.b);
+  CHECK_EQ_U64(p.r->params[3].type, TRITONSERVER_PARAMETER_DOUBLE);
+  CHECK(p.r->params[3].value.d == 0.25);
   CHECK_EQ_U64(p.r->correlation_id, 42);
   CHECK(p.r->correlation_id_string == NULL);
   CHECK_EQ_U64(p.r->flags, TRITONSERVER_REQUEST_FLAG_SEQUENCE_START);
@@ -381,6 +394,15 @@ static void test_parameters(void) {
       {"{\"sequence_id\":\"a\\u0000b\"}",
        "model 'simple': parameter 'sequence_id' holds a NUL byte"},
       {"[]", "Unable to parse 'parameters'"},
+      {"{\"other\":[1]}",
+       "parameter 'other' has invalid type. It should be either 'int', 'bool', or "
+       "'string'."},
+      {"{\"n\":null}",
+       "parameter 'n' has invalid type. It should be either 'int', 'bool', or 'string'."},
+      {"{\"triton_x\":1}",
+       "parameter keys starting with 'triton_' are reserved for Triton usage and should "
+       "not be specified."},
+      {"{\"s\":\"a\\u0000b\"}", "model 'simple': parameter 's' holds a NUL byte"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char json[1024];
@@ -395,6 +417,33 @@ static void test_parameters(void) {
   refused(simple, &simple_d, json,
           "model 'simple': parameter 'sequence_id' is a string of 257 bytes, above the "
           "limit of 256");
+}
+
+/* Our bounds on the parameters handed on: count, key and string length. */
+static void test_parameter_bounds(void) {
+  size_t cap = 64 + 20 * (SRV_REQUEST_PARAMS_MAX + 1) + SRV_REQUEST_PARAM_STRING_MAX + 64;
+  char *json = malloc(cap + strlen(SIMPLE_16));
+  size_t n = (size_t)sprintf(json, "%s,\"parameters\":{", SIMPLE_16);
+  for (size_t i = 0; i < SRV_REQUEST_PARAMS_MAX; i++)
+    n += (size_t)sprintf(json + n, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+  strcpy(json + n, "}}");
+  parsed_t p = parse(simple, &simple_d, json);
+  CHECK(p.r != NULL && p.r->param_count == SRV_REQUEST_PARAMS_MAX);
+  done(&p);
+  strcpy(json + n, ",\"one_more\":1}}");
+  refused(simple, &simple_d, json, "model 'simple': more than 128 request parameters");
+  n = (size_t)sprintf(json, "%s,\"parameters\":{\"", SIMPLE_16);
+  memset(json + n, 'k', SRV_REQUEST_PARAM_KEY_MAX + 1);
+  strcpy(json + n + SRV_REQUEST_PARAM_KEY_MAX + 1, "\":1}}");
+  refused(simple, &simple_d, json,
+          "model 'simple': a parameter key of 257 bytes is above the limit of 256");
+  n = (size_t)sprintf(json, "%s,\"parameters\":{\"s\":\"", SIMPLE_16);
+  memset(json + n, 'v', SRV_REQUEST_PARAM_STRING_MAX + 1);
+  strcpy(json + n + SRV_REQUEST_PARAM_STRING_MAX + 1, "\"}}");
+  refused(simple, &simple_d, json,
+          "model 'simple': parameter 's' is a string of 65537 bytes, above the limit of "
+          "65536");
+  free(json);
 }
 
 static void test_outputs(void) {
@@ -895,6 +944,7 @@ int main(void) {
       UNIT_CASE(test_malformed),
       UNIT_CASE(test_binary_inputs),
       UNIT_CASE(test_parameters),
+      UNIT_CASE(test_parameter_bounds),
       UNIT_CASE(test_outputs),
       UNIT_CASE(test_shared_memory),
       UNIT_CASE(test_encode_json_types),

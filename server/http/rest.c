@@ -96,6 +96,21 @@ static void health(srv_rest_t *rest, srv_http_exchange_t *x, srv_http_bytes_t wh
     srv_http_reply_error(x, 404, "Not Found");
 }
 
+/* GET and POST /v2/trace/setting, /v2/models/{name}/trace/setting. */
+static void trace_setting(srv_rest_t *rest, srv_http_exchange_t *x,
+                          srv_http_bytes_t name) {
+  bool post = method_is(x, "POST");
+  if (!post && !method_is(x, "GET")) {
+    srv_http_reply_error(x, 405, "Method Not Allowed");
+    return;
+  }
+  srv_http_bytes_t body = post ? srv_http_body(x) : (srv_http_bytes_t){"", 0};
+  srv_http_answer_t a;
+  srv_http_trace_setting(rest->srv, upb_StringView_FromDataAndSize(name.base, name.len),
+                         body.base, body.len, &a);
+  srv_rest_answer(x, &a);
+}
+
 /* /v2/models/{name}[/versions/{version}]/... */
 static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t *r) {
   srv_http_bytes_t name = r->seg[2], version = {"", 0};
@@ -103,6 +118,11 @@ static void model_route(srv_rest_t *rest, srv_http_exchange_t *x, const route_t 
   if (r->count >= 5 && seg_is(r->seg[3], "versions")) {
     version = r->seg[4];
     at = 5;
+  }
+  if (at == 3 && r->count == 5 && seg_is(r->seg[3], "trace") &&
+      seg_is(r->seg[4], "setting")) {
+    trace_setting(rest, x, name);
+    return;
   }
   srv_rest_mode_t mode = SRV_REST_INFER;
   bool infer = r->count == at + 1 && seg_is(r->seg[at], "infer");
@@ -274,6 +294,8 @@ static void route(void *ctx, srv_http_exchange_t *x) {
                           (srv_http_bytes_t){"", 0});
   } else if (r.count >= 3 && seg_is(r.seg[1], "models")) {
     model_route(rest, x, &r);
+  } else if (r.count == 3 && seg_is(r.seg[1], "trace") && seg_is(r.seg[2], "setting")) {
+    trace_setting(rest, x, (srv_http_bytes_t){"", 0});
   } else if (r.count >= 3 && seg_is(r.seg[1], "repository")) {
     repository_route(rest, x, &r);
   } else if (r.count >= 3 && seg_is(r.seg[1], "systemsharedmemory")) {

@@ -116,6 +116,8 @@ static void infer_response(flight_t *f, TRITONBACKEND_Response *r) {
     srv_http_add_header(f->x, "content-encoding", f->compress == 1 ? "gzip" : "deflate");
   }
   srv_http_body_t body = {parts, n, answer_sent, f};
+  if (f->request->state->trace != NULL)
+    srv_trace_stamp_now(f->request->state->trace, "HTTP_SEND_START");
   srv_http_reply(f->x, 200, type, &body);
   f->x = NULL;
 }
@@ -137,6 +139,8 @@ static void generate_answer(flight_t *f, TRITONBACKEND_Response *r) {
   if (part == NULL) SRV_FATAL("out of memory");
   *part = (srv_http_bytes_t){json, len};
   srv_http_body_t body = {part, 1, answer_sent, f};
+  if (f->request->state->trace != NULL)
+    srv_trace_stamp_now(f->request->state->trace, "HTTP_SEND_START");
   srv_http_reply(f->x, 200, "application/json", &body);
   f->x = NULL;
 }
@@ -275,6 +279,10 @@ static void flight_behaviour(act_actor_t *self, act_msg_t *msg) {
       break;
     case FLIGHT_SENT:
       f->sent = true;
+      /* The state, with the trace, is ours until FLIGHT_STOP. A stream's
+       * events are not stamped (trace.md). */
+      if (f->request->state->trace != NULL && f->mode != SRV_REST_GENERATE_STREAM)
+        srv_trace_stamp_now(f->request->state->trace, "HTTP_SEND_END");
       break;
     case FLIGHT_DROPPED: /* nobody waits for the answer: stop the work */
       if (!f->final) srv_request_cancel(f->request);
@@ -442,6 +450,7 @@ void srv_rest_infer(srv_server_t *srv, srv_http_exchange_t *x, srv_model_t *m,
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
   state->shm = uses; /* released with the state, as the gRPC frontend's */
+  state->trace_sample = true; /* a client's request: the tracer samples it */
   TRITONBACKEND_Request *r = f->request;
   r->state = state;
   r->model = m;

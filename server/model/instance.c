@@ -12,6 +12,7 @@
 #include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/model.h"
+#include "server/trace/trace_request.h"
 
 enum { INSTANCE_EXECUTE = 0x300, INSTANCE_STOP };
 
@@ -51,8 +52,11 @@ static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
     case INSTANCE_EXECUTE: {
       /* Relaxed: read only for a log line (srv_model_abandon). */
       atomic_store_explicit(&inst->executing, inst->batch_count, memory_order_relaxed);
-      for (uint32_t i = 0; i < inst->batch_count; i++)
+      for (uint32_t i = 0; i < inst->batch_count; i++) {
         srv_request_pending_end(inst->batch[i]);
+        if (inst->batch[i]->state->trace != NULL)
+          srv_trace_backend_inputs(inst->batch[i]);
+      }
       TRITONSERVER_Error *err = m->backend->execute(inst, inst->batch, inst->batch_count);
       atomic_store_explicit(&inst->executing, 0, memory_order_relaxed);
       if (err != NULL) {

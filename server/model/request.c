@@ -10,6 +10,7 @@
 #include "server/api/error.h"
 #include "server/common/log.h"
 #include "server/model/model.h"
+#include "server/trace/trace.h"
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner) {
   srv_infer_state_t *s = calloc(1, sizeof *s);
@@ -52,6 +53,7 @@ void srv_infer_state_ref(srv_infer_state_t *s) {
 void srv_infer_state_unref(srv_infer_state_t *s) {
   /* Acq_rel: the last holder must see every other holder's writes. */
   if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+  if (s->trace != NULL) srv_trace_release(s->trace); /* its last entry is in */
   if (s->model != NULL) srv_model_unref(s->model);
   srv_shm_uses_free(s->shm);
   free(s);
@@ -185,6 +187,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
     return api_error_new(TRITONSERVER_ERROR_INTERNAL, "request '%s' released twice",
                          request->id);
   srv_request_pending_end(request); /* released without executing */
+  if (request->state->trace != NULL)
+    srv_trace_report(request->state->trace, TRITONSERVER_TRACE_REQUEST_END, act_now_ns(),
+                     NULL);
   for (uint32_t i = 0; i < request->input_count; i++) srv_input_release(&request->inputs[i]);
   for (uint32_t i = 0; i < request->extra_count; i++)
     srv_input_release(&request->extra_inputs[i]);

@@ -35,6 +35,10 @@ typedef struct srv_infer_state {
   _Atomic uint32_t refs;
   _Atomic bool cancelled;              /* set by the owner (client cancel, deadline) */
   _Atomic uint32_t responses_reported; /* next response_stats index */
+  /* An owner's link with a thread outside the actors that may reach it
+   * (the in-process API's TRITONSERVER_InferenceRequestCancel, see
+   * ../bls/bls_infer.c); 0 for every other owner. */
+  _Atomic uint32_t outside_link;
   act_actor_t *owner;                  /* receives responses and the release */
   void *owner_data;                    /* the owner's own, e.g. its per-request record */
   srv_model_t *model; /* a model reference, dropped with the state; NULL in tests */
@@ -53,6 +57,13 @@ typedef struct srv_infer_state {
    * and the owner's message that one ask sends it. */
   _Atomic uint8_t watch;
   act_msg_t *watch_msg;
+  /* Tracing (server/trace/trace_request.h): the request's trace, NULL
+   * when untraced; released with the state, after every response. Set
+   * before the request is enqueued, read-only after. `trace_sample`: a
+   * frontend's request, which the tracer may sample at enqueue (requests
+   * made inside the server carry their parent's child trace or none). */
+  struct TRITONSERVER_InferenceTrace *trace;
+  bool trace_sample;
 } srv_infer_state_t;
 
 /* Whether the owner learns of a client cancel on its own (EAGER, the
@@ -164,6 +175,10 @@ struct TRITONBACKEND_Request {
   uint32_t output_count;
   uint32_t batch_size; /* leading dimension, or 1 without batching */
   uint64_t queue_start_ns;
+  /* Parameters for the backend (request_params.h), in the owner's memory;
+   * NULL when the request carries none. */
+  struct srv_request_param *params;
+  uint32_t param_count, param_room;
   uint32_t priority;   /* 0: the model's default priority level */
   uint64_t timeout_us; /* the client's queue timeout; 0: none given */
   _Atomic bool released;

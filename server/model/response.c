@@ -14,6 +14,7 @@
 #include "server/cuda/cuda.h"
 #include "server/model/model.h"
 #include "server/sched/reorder.h"
+#include "server/trace/trace_request.h"
 
 static TRITONBACKEND_Response *response_new(srv_infer_state_t *state) {
   TRITONBACKEND_Response *r = malloc(sizeof *r);
@@ -288,6 +289,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
   srv_response_shm_settle(response);
+  if (response->state->trace != NULL) srv_trace_outputs(response->state->trace, response);
   srv_reorder_route(response->state, &response->msg);
   return NULL;
 }

@@ -17,6 +17,7 @@
 #include "server/sched/ensemble_frame.h"
 #include "server/sched/reorder.h"
 #include "server/sched/scheduler.h"
+#include "server/trace/trace.h"
 
 /* ---- frames ---- */
 
@@ -350,6 +351,11 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
       .output_count = st->output_count,
       .priority = req->priority,
       .timeout_us = req->timeout_us,
+      /* Each step reads the ensemble request's parameters, as in Triton;
+       * borrowed like its id: every step ends before the request goes. */
+      .params = req->params,
+      .param_count = req->param_count,
+      .param_room = req->param_room,
   };
   srv_status_t *err = NULL;
   uint32_t n = 0;
@@ -389,6 +395,9 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
   state->model = target;
   uint64_t now = act_now_ns();
   state->request_start_ns = now;
+  /* Triton's child trace: the step's request under the ensemble's. */
+  srv_infer_state_t *parent = f->run->request->state;
+  if (parent->trace != NULL) state->trace = srv_trace_child(parent->trace);
   x->req.state = state;
   x->req.queue_start_ns = now;
   x->start_ns = now;

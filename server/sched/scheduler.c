@@ -14,6 +14,7 @@
 #include "server/model/model.h"
 #include "server/sched/reorder.h"
 #include "server/sched/scheduler.h"
+#include "server/trace/trace_request.h"
 
 /* ---- requests refused by the server ---- */
 
@@ -57,6 +58,12 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
   /* Frontends stamp arrival themselves; a request made in the server (BLS,
    * an ensemble's step) starts queueing now. */
   if (request->queue_start_ns == 0) request->queue_start_ns = act_now_ns();
+  /* Tracing: one predictable branch for an untraced request while no
+   * setting samples (trace.md, "Cost"). */
+  srv_infer_state_t *st = request->state;
+  if (__builtin_expect(
+          st->trace != NULL || (st->trace_sample && srv_tracer_on(m->server->tracer)), 0))
+    srv_trace_enqueue(m->server->tracer, m->name, m->version, request);
   request->msg.kind = SRV_MODEL_REQUEST;
   /* Relaxed: a gauge for the metrics endpoint, read alone. */
   atomic_fetch_add_explicit(&m->stats.pending, 1, memory_order_relaxed);

@@ -10,6 +10,7 @@
 #include "server/stats/batch_stats.h"
 #include "server/stats/memory_usage.h"
 #include "server/stats/response_stats.h"
+#include "server/trace/trace_request.h"
 
 static uint64_t span(uint64_t start, uint64_t end) {
   return end > start ? end - start : 0;
@@ -20,6 +21,9 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
     const bool success, const uint64_t exec_start_ns, const uint64_t compute_start_ns,
     const uint64_t compute_end_ns, const uint64_t exec_end_ns) {
   srv_stats_t *s = &instance->model->stats;
+  if (request->state->trace != NULL)
+    srv_trace_compute(request->state->trace, exec_start_ns, compute_start_ns,
+                      compute_end_ns, exec_end_ns);
   /* A sequence batcher's padding request is no client's: not counted. */
   if (request->seq_padding) return NULL;
   /* A request's life: from its arrival at the server to its execution's end. */

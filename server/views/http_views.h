@@ -131,4 +131,13 @@ void srv_http_shm_register(srv_shm_t *shm, srv_shm_kind_t kind, upb_StringView n
 void srv_http_shm_unregister(srv_shm_t *shm, srv_shm_kind_t kind, upb_StringView name,
                              srv_http_answer_t *out);
 
+/** GET (body NULL) and POST /v2/trace/setting and
+ *  /v2/models/{model}/trace/setting: the body's settings (each a string,
+ *  an array of strings, or null to clear it) applied as
+ *  srv_view_trace_setting does, then every setting in force as Triton's
+ *  JSON: {"trace_level": [..], "trace_rate": "..", "trace_count": "..",
+ *  "log_frequency": "..", "trace_file": "..", "trace_mode": "triton"}. */
+void srv_http_trace_setting(srv_server_t *srv, upb_StringView model, const char *body,
+                            size_t len, srv_http_answer_t *out);
+
 #endif

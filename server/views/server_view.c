@@ -11,6 +11,7 @@ const char *const srv_extensions[] = {"model_repository",
                                       "model_configuration", "sequence", "statistics",
                                       "system_shared_memory", "cuda_shared_memory",
                                       "logging",
+                                      "trace",
                                       NEREID_EXTENSION};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 

@@ -53,6 +53,35 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
                                                              bool ready_only,
                                                              upb_Arena *a);
 
+/** Settings in one TraceSetting request, and values of one setting:
+ *  Triton has four settings and two levels; more is refused before
+ *  anything is looked at (INVALID_ARGUMENT naming the limit). A frontend
+ *  passes at most one item past the limit, however many it got. */
+#define SRV_VIEW_TRACE_SETTINGS_MAX 16
+#define SRV_VIEW_TRACE_VALUES_MAX 8
+
+/** One setting of a TraceSetting request, as both frontends carry it: its
+ *  name and string values; none clears it (gRPC's empty list, HTTP's
+ *  null). */
+typedef struct {
+  upb_StringView name;
+  const upb_StringView *values;
+  size_t count;
+} srv_view_trace_item_t;
+
+/** TraceSetting (gRPC) and GET/POST .../trace/setting (HTTP): applies
+ *  `items` to the global setting (model empty) or to the model's, all or
+ *  nothing, then answers every setting in force for it (Triton's names:
+ *  trace_level, trace_rate, trace_count, log_frequency, trace_file,
+ *  trace_mode). A model without a ready version is INVALID_ARGUMENT,
+ *  Triton's "Request for unknown model : <m>"; a bad setting is
+ *  srv_trace_update_parse's or srv_tracer_update's status (trace_file is
+ *  UNIMPLEMENTED: files are named on the command line only). *out is
+ *  NULL on error. */
+srv_status_t *srv_view_trace_setting(srv_server_t *srv, upb_StringView model,
+                                     const srv_view_trace_item_t *items, size_t count,
+                                     upb_Arena *a, inference_TraceSettingResponse **out);
+
 /** NULL when clients may load and unload models (--model-control-mode
  *  explicit); else UNAVAILABLE with tritonserver's text: in modes none and
  *  poll the repository decides. */

@@ -123,7 +123,7 @@ static void server_metadata(void) {
          "\",\"extensions\":["
          "\"model_repository\",\"model_repository(unload_dependents)\","
          "\"model_configuration\",\"sequence\",\"statistics\","
-         "\"system_shared_memory\",\"cuda_shared_memory\",\"logging\","
+         "\"system_shared_memory\",\"cuda_shared_memory\",\"logging\",\"trace\","
          "\"" NEREID_EXTENSION "\"]}");
 }
 

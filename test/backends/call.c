@@ -65,6 +65,36 @@ void bt_call_output(bt_call_t *c, const char *name) {
   c->outputs[c->output_count++] = strdup(name);
 }
 
+static bt_param_t *param_add(bt_call_t *c, const char *key,
+                             TRITONSERVER_ParameterType type) {
+  if (c->param_count == BT_MAX_PARAMS) abort(); /* a test's mistake */
+  bt_param_t *p = &c->params[c->param_count++];
+  memset(p, 0, sizeof *p);
+  snprintf(p->key, sizeof p->key, "%s", key);
+  p->type = type;
+  return p;
+}
+
+void bt_call_param_string(bt_call_t *c, const char *key, const char *value) {
+  snprintf(param_add(c, key, TRITONSERVER_PARAMETER_STRING)->s, 256, "%s", value);
+}
+
+void bt_call_param_int(bt_call_t *c, const char *key, int64_t value) {
+  param_add(c, key, TRITONSERVER_PARAMETER_INT)->i = value;
+}
+
+void bt_call_param_bool(bt_call_t *c, const char *key, bool value) {
+  param_add(c, key, TRITONSERVER_PARAMETER_BOOL)->b = value;
+}
+
+void bt_call_param_double(bt_call_t *c, const char *key, double value) {
+  param_add(c, key, TRITONSERVER_PARAMETER_DOUBLE)->d = value;
+}
+
+void bt_call_timeout(bt_call_t *c, uint64_t timeout_us) { c->timeout_us = timeout_us; }
+
+void bt_call_priority(bt_call_t *c, uint64_t priority) { c->priority = priority; }
+
 void bt_input_piece(const bt_input_t *in, uint32_t k, uint64_t *from, uint64_t *to) {
   *from = in->size * k / in->pieces;
   *to = in->size * (k + 1) / in->pieces;
@@ -261,6 +291,28 @@ static TRITONSERVER_Error *inputs_add(bt_call_t *c, TRITONSERVER_InferenceReques
   return NULL;
 }
 
+static TRITONSERVER_Error *params_add(bt_call_t *c, TRITONSERVER_InferenceRequest *r) {
+  TRITONSERVER_Error *err = TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(r, c->timeout_us);
+  if (err == NULL) err = TRITONSERVER_InferenceRequestSetPriorityUInt64(r, c->priority);
+  for (uint32_t i = 0; err == NULL && i < c->param_count; i++) {
+    const bt_param_t *p = &c->params[i];
+    switch (p->type) {
+      case TRITONSERVER_PARAMETER_STRING:
+        err = TRITONSERVER_InferenceRequestSetStringParameter(r, p->key, p->s);
+        break;
+      case TRITONSERVER_PARAMETER_INT:
+        err = TRITONSERVER_InferenceRequestSetIntParameter(r, p->key, p->i);
+        break;
+      case TRITONSERVER_PARAMETER_BOOL:
+        err = TRITONSERVER_InferenceRequestSetBoolParameter(r, p->key, p->b);
+        break;
+      default:
+        err = TRITONSERVER_InferenceRequestSetDoubleParameter(r, p->key, p->d);
+    }
+  }
+  return err;
+}
+
 /* The request as the in-process API builds it; NULL (and *err) when the
  * builder refuses something. */
 static TRITONSERVER_InferenceRequest *request_build(bt_call_t *c,
@@ -270,6 +322,7 @@ static TRITONSERVER_InferenceRequest *request_build(bt_call_t *c,
   if (*err != NULL) return NULL;
   if (c->id != NULL) *err = TRITONSERVER_InferenceRequestSetId(r, c->id);
   if (*err == NULL) *err = inputs_add(c, r);
+  if (*err == NULL) *err = params_add(c, r);
   for (uint32_t i = 0; *err == NULL && i < c->output_count; i++)
     *err = TRITONSERVER_InferenceRequestAddRequestedOutput(r, c->outputs[i]);
   if (*err == NULL && c->allocator == NULL)
@@ -290,10 +343,12 @@ static TRITONSERVER_Error *send_in_process(bt_call_t *c) {
   TRITONSERVER_InferenceRequest *r = request_build(c, &err);
   if (r == NULL) return err;
   c->sent_ns = bt_now_ns();
-  err = TRITONSERVER_ServerInferAsync(bt_server(c->server), r, NULL);
+  err = TRITONSERVER_ServerInferAsync(bt_server(c->server), r, c->trace);
   if (err != NULL) TRITONSERVER_InferenceRequestDelete(r); /* still ours */
   return err;
 }
+
+void bt_call_trace(bt_call_t *c, TRITONSERVER_InferenceTrace *trace) { c->trace = trace; }
 
 bool bt_call_send(bt_call_t *c) {
   TRITONSERVER_Error *err = send_in_process(c);

@@ -5,10 +5,11 @@
  * client would see them. Two routes:
  *   - bt_call_send: Triton's in-process API (TRITONSERVER_InferenceRequest*,
  *     TRITONSERVER_ServerInferAsync), the route a BLS backend takes;
- *   - bt_call_send_cancellable: TRITONSERVER_InferenceRequestCancel is not
- *     implemented yet, so a request that a test cancels is owned by an
- *     actor of its own and sent through the core's frontend interface
- *     (core.h), as the gRPC frontend sends ModelInfer (call_direct.c).
+ *   - bt_call_send_cancellable: owned by an actor of its own and sent
+ *     through the core's frontend interface (core.h), as the gRPC frontend
+ *     sends ModelInfer (call_direct.c), so that a case cancels it as a
+ *     client's cancel arrives (TRITONSERVER_InferenceRequestCancel, the
+ *     in-process cancel, is tested by pyshape_test and bls_flight_test).
  * The test thread builds, sends, waits and frees; runtime workers record
  * what arrives, under the call's lock. */
 #ifndef NEREID_TEST_BACKENDS_CALL_H
@@ -24,6 +25,7 @@
 #define BT_MAX_TENSORS 8
 #define BT_MAX_PIECES 8
 #define BT_MAX_SENT 256
+#define BT_MAX_PARAMS 16
 
 /* An output tensor as the client received it (a copy of its bytes). */
 typedef struct {
@@ -75,7 +77,23 @@ void bt_call_raw_input(bt_call_t *c, const char *name, const void *data, uint64_
  *  as in Triton. */
 void bt_call_output(bt_call_t *c, const char *name);
 
-/** Sends the request through the in-process API; false, printing why, when
+/** A trace that bt_call_send hands to TRITONSERVER_ServerInferAsync (the
+ *  server owns it once the request is taken). */
+void bt_call_trace(bt_call_t *c, TRITONSERVER_InferenceTrace *trace);
+
+/** Adds a request parameter of each type (key and string copied; at most
+ *  BT_MAX_PARAMS), for the in-process route. */
+void bt_call_param_string(bt_call_t *c, const char *key, const char *value);
+void bt_call_param_int(bt_call_t *c, const char *key, int64_t value);
+void bt_call_param_bool(bt_call_t *c, const char *key, bool value);
+void bt_call_param_double(bt_call_t *c, const char *key, double value);
+
+/** The request's queue timeout and priority (in-process route; 0: none). */
+void bt_call_timeout(bt_call_t *c, uint64_t timeout_us);
+void bt_call_priority(bt_call_t *c, uint64_t priority);
+
+/** Sends the request through the in-process API, with the parameters,
+ *  timeout and priority set above; false, printing why, when
  *  the server refused it (nothing will come back then). */
 bool bt_call_send(bt_call_t *c);
 

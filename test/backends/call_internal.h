@@ -20,6 +20,16 @@ typedef struct {
   bool raw; /* bt_call_raw_input */
 } bt_input_t;
 
+/* A request parameter the test set (in-process route only). */
+typedef struct {
+  char key[64];
+  TRITONSERVER_ParameterType type;
+  char s[256];
+  int64_t i;
+  bool b;
+  double d;
+} bt_param_t;
+
 typedef struct bt_direct bt_direct_t;
 
 struct bt_call {
@@ -31,7 +41,11 @@ struct bt_call {
   uint32_t input_count;
   char *outputs[BT_MAX_TENSORS];
   uint32_t output_count;
+  bt_param_t params[BT_MAX_PARAMS];
+  uint32_t param_count;
+  uint64_t timeout_us, priority;
   uint64_t sent_ns;
+  TRITONSERVER_InferenceTrace *trace;        /* handed to ServerInferAsync */
   TRITONSERVER_ResponseAllocator *allocator; /* the in-process route's */
   bt_direct_t *direct;                       /* the cancellable route's */
   /* What came back. */

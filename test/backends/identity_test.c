@@ -1,6 +1,7 @@
 /* The identity backend (`simple_identity`) in a real server: BYTES and
  * numeric pass-through, split buffers, requested subsets, empty tensors,
  * shapes outside the config, config pairing, execute_delay_ms. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -200,7 +201,93 @@ static void bad_execute_delay_is_rejected(void) {
   bt_stop(&s);
 }
 
+/* A user's trace through TRITONSERVER_ServerInferAsync (the embedding
+ * API): its callbacks get the request's activities and tensors, then its
+ * release, which deletes it. */
+typedef struct {
+  pthread_mutex_t mu;
+  uint32_t activities; /* bit per TRITONSERVER_InferenceTraceActivity */
+  uint32_t tensors;
+  char model[16]; /* copied: the trace's own string goes with it */
+  bool released;
+} user_trace_t;
+
+static void user_activity(TRITONSERVER_InferenceTrace *t,
+                          TRITONSERVER_InferenceTraceActivity a, uint64_t ns,
+                          void *userp) {
+  (void)ns;
+  user_trace_t *u = userp;
+  const char *model = NULL;
+  TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceTraceModelName(t, &model));
+  pthread_mutex_lock(&u->mu);
+  u->activities |= 1u << a;
+  snprintf(u->model, sizeof u->model, "%s", model != NULL ? model : "");
+  pthread_mutex_unlock(&u->mu);
+}
+
+static void user_tensor(TRITONSERVER_InferenceTrace *t,
+                        TRITONSERVER_InferenceTraceActivity a, const char *name,
+                        TRITONSERVER_DataType dt, const void *base, size_t size,
+                        const int64_t *shape, uint64_t dims, TRITONSERVER_MemoryType mt,
+                        int64_t mt_id, void *userp) {
+  (void)t, (void)a, (void)name, (void)dt, (void)base, (void)size, (void)shape;
+  (void)dims, (void)mt, (void)mt_id;
+  user_trace_t *u = userp;
+  pthread_mutex_lock(&u->mu);
+  u->tensors++;
+  pthread_mutex_unlock(&u->mu);
+}
+
+static void user_release(TRITONSERVER_InferenceTrace *t, void *userp) {
+  user_trace_t *u = userp;
+  TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceTraceDelete(t));
+  pthread_mutex_lock(&u->mu);
+  u->released = true;
+  pthread_mutex_unlock(&u->mu);
+}
+
+static void user_trace_body(bt_server_t *s) {
+  user_trace_t u = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  TRITONSERVER_InferenceTrace *trace = NULL;
+  REQUIRE(TRITONSERVER_InferenceTraceTensorNew(
+              &trace,
+              TRITONSERVER_TRACE_LEVEL_TIMESTAMPS | TRITONSERVER_TRACE_LEVEL_TENSORS, 0,
+              user_activity, user_tensor, user_release, &u) == NULL);
+  int32_t v[4] = {1, 2, 3, 4};
+  int64_t shape[2] = {1, 4};
+  bt_call_t *call = bt_call_new(s, "ints");
+  bt_call_input(call, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, v, sizeof v, 1);
+  bt_call_trace(call, trace);
+  REQUIRE(answered(call));
+  bt_call_free(call);
+  /* The trace goes with the request's last holder, just after the call. */
+  bool released = false;
+  for (int i = 0; i < bt_ms(500) && !released; i++) {
+    pthread_mutex_lock(&u.mu);
+    released = u.released;
+    pthread_mutex_unlock(&u.mu);
+    if (!released) bk_sleep_ms(10);
+  }
+  CHECK(released);
+  uint32_t want =
+      1u << TRITONSERVER_TRACE_REQUEST_START | 1u << TRITONSERVER_TRACE_QUEUE_START |
+      1u << TRITONSERVER_TRACE_COMPUTE_START | 1u << TRITONSERVER_TRACE_COMPUTE_END |
+      1u << TRITONSERVER_TRACE_REQUEST_END;
+  CHECK_EQ_U64(u.activities & want, want);
+  CHECK_STREQ(u.model, "ints");
+  CHECK_EQ_U64(u.tensors, 3); /* queue input, backend input, backend output */
+}
+
+static void user_trace(void) {
+  static const char *kInts =
+      "{\"name\":\"ints\",\"backend\":\"identity\",\"max_batch_size\":8,"
+      "\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}],"
+      "\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":\"TYPE_INT32\",\"dims\":[-1]}]}";
+  CHECK(bt_with_model(BT_BACKENDS, NULL, "ints", kInts, user_trace_body));
+}
+
 UNIT_MAIN("identity", UNIT_CASE(bytes_round_trip), UNIT_CASE(subset_of_pairs),
           UNIT_CASE(no_outputs_requested), UNIT_CASE(shape_outside_config),
           UNIT_CASE(unpaired_config_is_rejected), UNIT_CASE(int32_pass_through),
-          UNIT_CASE(execute_delay_ms_sleeps), UNIT_CASE(bad_execute_delay_is_rejected))
+          UNIT_CASE(execute_delay_ms_sleeps), UNIT_CASE(bad_execute_delay_is_rejected),
+          UNIT_CASE(user_trace))

@@ -67,7 +67,8 @@ class GpuMockTest(unittest.TestCase):
             ("instance=on_gpus_1", "kind=GPU", "device=1")])
         cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="on_gpus")).config
         self.assertEqual(list(cfg.instance_group[0].gpus), [0, 1])
-        self.assertIn("instance 'on_gpus_1' on GPU 1", self.server.text())
+        self.assertTrue(self.server.wait_text("instance 'on_gpus_1' on GPU 1"),
+                        self.server.text())
         r = self.stub.ModelInfer(harness.int32_request("on_gpus", [4, 5, 6]))
         np.testing.assert_array_equal(
             np.frombuffer(r.raw_output_contents[0], dtype=np.int32), [4, 5, 6])

@@ -152,7 +152,8 @@ class GpuTest(unittest.TestCase):
         self.need_gpu()
         self.assertIn("CUDA memory pool is created on device 0 with size 67108864",
                       self.server.text())
-        self.assertIn("Pinned memory pool is created at", self.server.text())
+        self.assertTrue(self.server.wait_text("Pinned memory pool is created at"),
+                        self.server.text())
 
 
 if __name__ == "__main__":

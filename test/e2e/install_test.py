@@ -159,7 +159,8 @@ class Installed(unittest.TestCase):
         self.assertEqual(resp.outputs[0].name, "OUTPUT0")
         np.testing.assert_array_equal(
             np.frombuffer(resp.raw_output_contents[0], dtype=np.int32), 2 * x + 1)
-        self.assertIn("loaded backend 'tiny' from " + self.tiny, self.server.text())
+        self.assertTrue(self.server.wait_text("loaded backend 'tiny' from " + self.tiny),
+                        self.server.text())
 
     def test_started_through_a_symlink(self):
         """As /usr/bin/nereid of the package: a symbolic link elsewhere to

@@ -251,7 +251,7 @@ class Explicit(ControlTest):
         self.assertEqual(list(md.extensions)[:-1],
                          ["model_repository", "model_repository(unload_dependents)",
                           "model_configuration", "sequence", "statistics",
-                          "system_shared_memory", "cuda_shared_memory", "logging"])
+                          "system_shared_memory", "cuda_shared_memory", "logging", "trace"])
 
     def test_load_model_star_loads_all(self):
         self.start("--load-model=*")

@@ -60,7 +60,7 @@ class EchoedInput(ServerTestCase):
         v = "7" * HUGE
         self.expect_bounded(lambda: self.stub.ModelMetadata(
             pb.ModelMetadataRequest(name="simple", version=v + "x"), timeout=RPC_TIMEOUT),
-            E.INVALID_ARGUMENT, "version '%s...'" % v[:QUOTE_MAX])
+            E.INVALID_ARGUMENT, "version string '%s...'" % v[:QUOTE_MAX])
         tensor = "t" * HUGE
         self.expect_bounded(lambda: self.stub.ModelInfer(
             simple_request(input0=tensor), timeout=RPC_TIMEOUT),

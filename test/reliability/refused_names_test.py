@@ -78,7 +78,7 @@ class RefusedNames(ServerTestCase):
         self.load("simple")  # a record line in the log to start from
         before, listed = self.records(), self.listed()
         for i in range(100):
-            self.expect_error(lambda: self.load("nosuch_%d" % i), E.NOT_FOUND,
+            self.expect_error(lambda: self.load("nosuch_%d" % i), E.INTERNAL,
                               "nosuch_%d" % i)
             self.stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(
                 model_name="gone_%d" % i), timeout=RPC_TIMEOUT)

@@ -101,7 +101,8 @@ def _bad_requests(rng):
     variant("INVALID_ARGUMENT", "OUTPUT7", lambda r: setattr(r.outputs.add(), "name", "OUTPUT7"))
     variant("INVALID_ARGUMENT", "byte size",
             lambda r: r.raw_input_contents.__setitem__(0, r.raw_input_contents[0][:-4]))
-    variant("INVALID_ARGUMENT", "raw_input_contents", lambda r: r.raw_input_contents.__delitem__(1))
+    variant("INVALID_ARGUMENT", "unable to find data for input tensor 'INPUT1'",
+            lambda r: r.raw_input_contents.__delitem__(1))
     variant("INVALID_ARGUMENT", "INPUT0",
             lambda r: r.inputs[0].contents.int_contents.extend(range(16)))
     plain_repeat, _, _ = repeat_request(rng, n=3)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/inprocess.h"
 #include "triton/core/tritonbackend.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -30,27 +31,6 @@ typedef struct {
   sem_t done;
   TRITONSERVER_InferenceResponse *response;
 } pending_t;
-
-static TRITONSERVER_Error *host_alloc(TRITONSERVER_ResponseAllocator *a, const char *name,
-                                      size_t size, TRITONSERVER_MemoryType mt, int64_t id,
-                                      void *userp, void **buffer, void **buffer_userp,
-                                      TRITONSERVER_MemoryType *actual,
-                                      int64_t *actual_id) {
-  *actual = TRITONSERVER_MEMORY_CPU;
-  *actual_id = 0;
-  *buffer_userp = NULL;
-  *buffer = size > 0 ? malloc(size) : NULL;
-  if (size > 0 && *buffer == NULL)
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNAVAILABLE, "bls: out of memory");
-  return NULL;
-}
-
-static TRITONSERVER_Error *host_release(TRITONSERVER_ResponseAllocator *a, void *buffer,
-                                        void *buffer_userp, size_t size,
-                                        TRITONSERVER_MemoryType mt, int64_t id) {
-  free(buffer);
-  return NULL;
-}
 
 static void on_response(TRITONSERVER_InferenceResponse *response, const uint32_t flags,
                         void *userp) {
@@ -128,8 +108,17 @@ static TRITONSERVER_Error *forward(TRITONSERVER_Server *server,
   if (err == NULL)
     err = TRITONSERVER_InferenceRequestSetResponseCallback(to, allocator, NULL,
                                                            on_response, p);
-  if (err == NULL) err = TRITONSERVER_ServerInferAsync(server, to, NULL);
-  if (err != NULL) TRITONSERVER_InferenceRequestDelete(to); /* still ours */
+  /* A traced request's call is its child trace, as Triton's BLS when the
+   * model passes request.trace(). */
+  TRITONSERVER_InferenceTrace *trace = NULL, *child = NULL;
+  if (err == NULL) err = TRITONBACKEND_RequestTrace(from, &trace);
+  if (err == NULL && trace != NULL)
+    err = TRITONSERVER_InferenceTraceSpawnChildTrace(trace, &child);
+  if (err == NULL) err = TRITONSERVER_ServerInferAsync(server, to, child);
+  if (err != NULL) { /* still ours */
+    TRITONSERVER_InferenceRequestDelete(to);
+    if (child != NULL) TRITONSERVER_ErrorDelete(TRITONSERVER_InferenceTraceDelete(child));
+  }
   return err;
 }
 
@@ -143,25 +132,16 @@ static TRITONSERVER_Error *copy_answer(TRITONSERVER_InferenceResponse *from,
   uint32_t count;
   RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutputCount(from, &count));
   for (uint32_t i = 0; i < count; i++) {
-    const char *name;
-    TRITONSERVER_DataType dt;
-    const int64_t *shape;
-    uint64_t dims;
-    const void *base;
-    size_t size;
-    TRITONSERVER_MemoryType mt;
-    int64_t mt_id;
-    void *userp;
-    RETURN_IF_ERROR(TRITONSERVER_InferenceResponseOutput(
-        from, i, &name, &dt, &shape, &dims, &base, &size, &mt, &mt_id, &userp));
+    bk_response_output_t o;
+    RETURN_IF_ERROR(bk_response_output(from, i, &o));
     TRITONBACKEND_Output *out;
     void *buffer;
     TRITONSERVER_MemoryType out_mt = TRITONSERVER_MEMORY_CPU;
     int64_t out_id = 0;
-    RETURN_IF_ERROR(
-        TRITONBACKEND_ResponseOutput(to, &out, name, dt, shape, (uint32_t)dims));
-    RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(out, &buffer, size, &out_mt, &out_id));
-    if (size > 0) memcpy(buffer, base, size);
+    RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(to, &out, o.name, o.datatype, o.shape,
+                                                 (uint32_t)o.dims_count));
+    RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(out, &buffer, o.byte_size, &out_mt, &out_id));
+    if (o.byte_size > 0) memcpy(buffer, o.base, o.byte_size);
   }
   return NULL;
 }
@@ -192,7 +172,7 @@ static TRITONSERVER_Error *answer(TRITONSERVER_Server *server,
 }
 
 EXPORT TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend) {
-  return TRITONSERVER_ResponseAllocatorNew(&allocator, host_alloc, host_release, NULL);
+  return bk_host_allocator_new(&allocator);
 }
 
 EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *backend) {

@@ -54,6 +54,10 @@ bool rec_plan_read(rec_plan_t *plan, rec_lookup_fn *lookup, const void *src, cha
                  lookup(src, "delay_from_input"), err, err_len)) {
     return false;
   }
+  if (!read_bool(&plan->trace_activity, "trace_activity", lookup(src, "trace_activity"),
+                 err, err_len)) {
+    return false;
+  }
   for (int s = 0; s < REC_STAGE_COUNT; s++) {
     char key[64];
     snprintf(key, sizeof key, "%s_delay_ms", kNames[s]);

@@ -33,6 +33,9 @@ typedef struct {
   rec_stage_t fail_at;     /* REC_NONE: never fail */
   uint32_t delay_ms[REC_STAGE_COUNT];
   bool delay_from_input; /* Execute first sleeps max INPUT0[0] ms of the batch */
+  /* Execute reports CUSTOM_ACTIVITY_START and _END to each traced
+   * request's trace (TRITONSERVER_InferenceTraceReportActivity). */
+  bool trace_activity;
 } rec_plan_t;
 
 /** Looks up a string setting (model parameter or --backend-config value). */

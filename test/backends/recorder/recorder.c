@@ -288,6 +288,26 @@ static void execute_batch(TRITONBACKEND_ModelInstance *instance, rec_instance_t 
   free(live);
 }
 
+/* trace_activity: a backend's own activities in each traced request's
+ * trace, before the request is answered (it is released then). */
+static void trace_activities(TRITONBACKEND_Request **requests, uint32_t count) {
+  for (uint32_t i = 0; i < count; i++) {
+    TRITONSERVER_InferenceTrace *trace = NULL;
+    TRITONSERVER_Error *err = TRITONBACKEND_RequestTrace(requests[i], &trace);
+    if (err == NULL && trace != NULL)
+      err = TRITONSERVER_InferenceTraceReportActivity(trace, bk_now_ns(),
+                                                      "CUSTOM_ACTIVITY_START");
+    if (err == NULL && trace != NULL)
+      err = TRITONSERVER_InferenceTraceReportActivity(trace, bk_now_ns(),
+                                                      "CUSTOM_ACTIVITY_END");
+    if (err != NULL) {
+      BK_LOG(TRITONSERVER_LOG_ERROR, "recorder: trace activity: %s",
+             TRITONSERVER_ErrorMessage(err));
+      TRITONSERVER_ErrorDelete(err);
+    }
+  }
+}
+
 /* execute_start / execute_end lines carry monotonic times and the thread,
  * so tests can see overlap between instances and the thread of each;
  * execute_start also shows how the server batched the requests. */
@@ -307,6 +327,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
   uint64_t input_ms =
       m->plan.delay_from_input ? rec_batch_input_delay_ms(requests, request_count) : 0;
   TRITONSERVER_Error *err = NULL;
+  if (m->plan.trace_activity) trace_activities(requests, request_count);
   if (m->plan.fail_at == REC_EXECUTE) {
     /* A failing Execute leaves the requests to the server, untouched, so
      * nothing is answered here, cancelled or not. */
