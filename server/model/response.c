@@ -39,13 +39,8 @@ static void *response_alloc(TRITONBACKEND_Response *r, size_t size) {
   return malloc(size);
 }
 
-static bool response_owns(const TRITONBACKEND_Response *r, const void *p) {
-  return (const char *)p >= r->inline_mem &&
-         (const char *)p < r->inline_mem + sizeof r->inline_mem;
-}
-
 static void response_release(const TRITONBACKEND_Response *r, void *p) {
-  if (!response_owns(r, p)) free(p);
+  if (!srv_response_room_has(r, p)) free(p);
 }
 
 static char *response_strdup(TRITONBACKEND_Response *r, const char *s) {

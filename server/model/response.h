@@ -73,6 +73,13 @@ struct TRITONBACKEND_ResponseFactory {
   srv_infer_state_t *state;
 };
 
+/** Whether p lies in r's own room (inline_mem): memory that goes with r,
+ *  which nobody may take over or free. */
+static inline bool srv_response_room_has(const TRITONBACKEND_Response *r, const void *p) {
+  return r != NULL && (const char *)p >= r->inline_mem &&
+         (const char *)p < r->inline_mem + sizeof r->inline_mem;
+}
+
 /** Whether a response (or a final-flags message) with these flags is its
  *  request's last: a model that is not decoupled answers exactly once. */
 static inline bool srv_response_final(bool decoupled, uint32_t flags) {
