@@ -100,7 +100,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions 
   free(o->args);
   for (size_t i = 0; i < o->startup_model_count; i++) free(o->startup_models[i]);
   free(o->startup_models);
-  free(o->server_id);
   free(o);
   return NULL;
 }
@@ -249,16 +248,67 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
   return flag_add(o, fn, "metrics-config", "%s", text);
 }
 
+/* ---- tritonserver's other flags (server/README.md) ------------------------- */
+
+/* "" is config.pbtxt only; a name reads <model>/configs/<name>.pbtxt where
+ * it exists. The name's form is checked by ServerNew (srv_options_validate,
+ * the flag's text). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelConfigName(
+    TRITONSERVER_ServerOptions *o, const char *name) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelConfigName";
+  if (name == NULL) return NULL_ARG(fn, "model_config_name");
+  return flag_add(o, fn, "model-config-name", "%s", name);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadRetryCount(
+    TRITONSERVER_ServerOptions *o, unsigned int count) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadRetryCount",
+                  "model-load-retry-count", "%u", count);
+}
+
+/* Accepted and bounded; Nereid copies inputs on the instance's thread
+ * whatever the count (README.md, "Flags"). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(
+    TRITONSERVER_ServerOptions *o, unsigned int count) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetBufferManagerThreadCount",
+                  "buffer-manager-thread-count", "%u", count);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
+    TRITONSERVER_ServerOptions *o, double cc) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability";
+  if (!isfinite(cc))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: %g is not a compute capability", fn, cc);
+  return flag_add(o, fn, "min-supported-compute-capability", "%.17g", cc);
+}
+
+/* Accepted and checked; nothing in Nereid grows GPU buffers in place. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
+    TRITONSERVER_ServerOptions *o, int gpu_device, size_t size) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize";
+  if (gpu_device < 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
+                         fn, gpu_device);
+  return flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device, size);
+}
+
+/* GPU metrics are on by default in Triton; Nereid renders none, on or off
+ * (embed.md). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetGpuMetrics(TRITONSERVER_ServerOptions *o,
+                                                            bool gpu_metrics) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetGpuMetrics", "allow-gpu-metrics", "%s",
+                  bool_text(gpu_metrics));
+}
+
 /* ---- Settings kept beside the flags ---------------------------------------- */
 
+/* ServerMetadata's name, tritonserver's --id. */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetServerId(TRITONSERVER_ServerOptions *o,
                                                           const char *server_id) {
   const char *fn = "TRITONSERVER_ServerOptionsSetServerId";
-  if (o == NULL) return NULL_ARG(fn, "options");
   if (server_id == NULL) return NULL_ARG(fn, "server_id");
-  free(o->server_id);
-  o->server_id = srv_strdup(server_id);
-  return NULL;
+  return flag_add(o, fn, "id", "%s", server_id);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStartupModel(TRITONSERVER_ServerOptions *o,
