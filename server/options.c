@@ -482,7 +482,7 @@ static void options_defaults(srv_options_t *opt) {
   opt->server_id = srv_strdup("triton");
   opt->model_config_name = srv_strdup("");
   opt->allow_gpu_metrics = true;
-  opt->min_compute_capability = 6.0;
+  opt->min_compute_capability = SRV_MIN_COMPUTE_CAPABILITY_DEFAULT;
   opt->rate_limit = srv_strdup("off");
 }
 

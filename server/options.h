@@ -132,6 +132,8 @@ typedef struct {
   size_t cache_config_count;
 } srv_options_t;
 
+/** --min-supported-compute-capability's default, tritonserver's. */
+#define SRV_MIN_COMPUTE_CAPABILITY_DEFAULT 6.0
 /** Most retries of a model load (--model-load-retry-count). */
 #define SRV_MODEL_LOAD_RETRY_MAX 100
 /** Longest --model-config-name (a file name without ".pbtxt"). */

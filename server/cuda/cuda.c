@@ -189,6 +189,16 @@ srv_status_t *srv_cuda_compute_capability(int device, int *major, int *minor) {
              : cuda_failed(GRPC_STATUS_INTERNAL, "cudaDeviceGetAttribute", device, err);
 }
 
+bool srv_cuda_device_supported(int device, double min) {
+  int major, minor;
+  srv_status_t *st = srv_cuda_compute_capability(device, &major, &minor);
+  if (st != NULL) {
+    srv_status_free(st);
+    return false;
+  }
+  return major + minor / 10.0 >= min;
+}
+
 srv_status_t *srv_cuda_ipc_open(int device, const void *handle, void **ptr,
                                 uint64_t *alloc_size) {
   srv_status_t *st = device_check("opening a CUDA IPC handle", device);

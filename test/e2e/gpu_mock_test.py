@@ -2,7 +2,8 @@
 runtime (test/cuda_mock, first on LD_LIBRARY_PATH) where there is no GPU,
 so its GPU path runs here: pools at start-up, a KIND_GPU group with `count`
 instances on each GPU, each instance told its kind and device (the recorder
-backend writes them), requests answered, Triton's gpu id message."""
+backend writes them), requests answered, Triton's gpu id message; GPUs
+below --min-supported-compute-capability left out."""
 
 import json
 import os
@@ -100,6 +101,53 @@ class GpuMockTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as ctx:
             self.load("too_many", [{"kind": "KIND_GPU", "count": 600}])
         self.assertIn("1200 instances, above the limit of 1024", ctx.exception.details())
+
+
+class MinComputeCapabilityTest(unittest.TestCase):
+    """GPU 1 has compute capability 5.2, below the flag's 7.0: KIND_GPU
+    groups leave it out, and a group that lists it fails, as in Triton."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.server = harness.Server(
+            "--model-control-mode=explicit", "--min-supported-compute-capability=7.0",
+            backends=harness.TEST_BACKENDS,
+            env={"LD_LIBRARY_PATH": MOCK_LIB, "NEREID_RECORD_DIR": cls.dir,
+                 "NEREID_MOCK_CC": "9.0,5.2"})
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        harness.stop_clean(cls.server)
+
+    def load(self, name, groups):
+        req = pb.RepositoryModelLoadRequest(model_name=name)
+        req.parameters["config"].string_param = recorder_config(name, groups)
+        req.parameters["file:1/README.md"].bytes_param = b"made by gpu_mock_test"
+        return self.stub.RepositoryModelLoad(req)
+
+    def test_old_gpu_left_out(self):
+        self.load("new_gpus", [{"kind": "KIND_GPU"}])
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="new_gpus")).config
+        self.assertEqual(list(cfg.instance_group[0].gpus), [0])
+        with open(os.path.join(self.dir, "new_gpus.log")) as f:
+            devices = [line.split()[5] for line in f
+                       if line.startswith("model_instance_init")]
+        self.assertEqual(devices, ["device=0"])
+
+    def test_listing_old_gpu_fails(self):
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("old_gpu", [{"kind": "KIND_GPU", "gpus": [1]}])
+        self.assertIn("specifies invalid or unsupported gpu id 1. GPUs with at least the "
+                      "minimum required CUDA compute compatibility of 7.000000 are: 0",
+                      e.exception.details())
+
+    def test_auto_group_naming_old_gpu_is_cpu(self):
+        # As for a GPU the server lacks: KIND_CPU, which may not list GPUs.
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("auto_old", [{"name": "a", "kind": "KIND_AUTO", "gpus": [1]}])
+        self.assertIn("instance group 'a' is KIND_CPU but lists GPUs", e.exception.details())
 
 
 if __name__ == "__main__":
