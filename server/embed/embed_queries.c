@@ -70,7 +70,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerMetadata(TRITONSERVER_Server *server,
   TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
   if (err != NULL) return err;
   srv_http_answer_t a;
-  srv_http_server_metadata(e->opt.server_id, &a);
+  /* The server's own --id (the nereid process's server has no srv_embed_t). */
+  srv_http_server_metadata(((srv_server_t *)server)->options->server_id, &a);
   srv_embed_leave(e);
   return answer_take(&a, metadata);
 }
