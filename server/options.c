@@ -250,7 +250,7 @@ static const flag_t flags[] = {
     {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
      "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
      "no pool (default 268435456, as tritonserver)."},
-    /* tritonserver's other flags (server/README.md, "Triton's other flags"). */
+    /* More of tritonserver's flags (README.md, "Flags", "Remaining gaps"). */
     {"id", FLAG_STRING, OPT(server_id), 0, 0,
      "Identifier of this server: the name that ServerMetadata answers (default "
      "triton, as tritonserver)."},

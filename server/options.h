@@ -103,8 +103,8 @@ typedef struct {
   int grpc_ssl_refresh_interval_secs; /* certificate files re-read, default 60 */
   int grpc_health_port;               /* plaintext grpc.health.v1 only; 0 = none */
   char *grpc_health_address;          /* default: --grpc-address */
-  /* More of tritonserver's flags (README.md, "Flags"; server/README.md,
-   * "Triton's other flags"). */
+  /* More of tritonserver's flags (README.md, "Flags" and "Remaining
+   * gaps"). */
   char *server_id;            /* --id, default "triton": ServerMetadata's name */
   char *model_config_name;    /* --model-config-name: <model>/configs/<name>.pbtxt */
   int model_load_retry_count; /* --model-load-retry-count, default 0 */

@@ -248,7 +248,7 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
   return flag_add(o, fn, "metrics-config", "%s", text);
 }
 
-/* ---- tritonserver's other flags (server/README.md) ------------------------- */
+/* ---- More of tritonserver's flags (README.md, "Flags") --------------------- */
 
 /* "" is config.pbtxt only; a name reads <model>/configs/<name>.pbtxt where
  * it exists. The name's form is checked by ServerNew (srv_options_validate,
