@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/common/restricted.h"
@@ -288,8 +289,10 @@ static const flag_t flags[] = {
      "<GPU id>:<fraction>: refused below 1.0 (Nereid does not read GPU memory use "
      "while it loads); 1.0 or more is no limit, tritonserver's default."},
     {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
-     "<policy>,<key>=<value>: refused (Nereid has no host policies: NUMA binding, "
-     "CPU affinity of instance threads); the form is checked first."},
+     "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
+     "CPU affinity of the threads of instances with that host policy (an instance "
+     "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
+     "(Nereid binds no memory to NUMA nodes)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
      "Folder of response cache libraries; accepted, no cache is ever loaded."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
@@ -583,17 +586,6 @@ static bool gpu_limit_parse(const char *c, double *fraction) {
   return errno == 0 && *end == '\0' && *fraction >= 0.0;
 }
 
-/* "<policy>,<key>=<value>" of --host-policy, with tritonserver's keys. */
-static bool host_policy_form(const char *c) {
-  const char *comma = strchr(c, ',');
-  if (comma == NULL || comma == c) return false;
-  const char *eq = strchr(comma, '=');
-  if (eq == NULL || eq[1] == '\0') return false;
-  size_t klen = (size_t)(eq - comma - 1);
-  return (klen == 9 && strncmp(comma + 1, "numa-node", 9) == 0) ||
-         (klen == 9 && strncmp(comma + 1, "cpu-cores", 9) == 0);
-}
-
 /* tritonserver's flags for what Nereid has in part or not at all: the
  * form first, then what asks for a missing feature, naming it. */
 static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
@@ -626,17 +618,8 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
                    "accepted)",
                    c);
   }
-  for (size_t i = 0; i < opt->host_policy_count; i++) {
-    const char *c = opt->host_policies[i];
-    if (!host_policy_form(c))
-      return BAD("--host-policy '%s': expected <policy>,<key>=<value> with key "
-                 "numa-node or cpu-cores",
-                 c);
-  }
-  if (opt->host_policy_count > 0)
-    return LACKS("--host-policy '%s': Nereid has no host policies (no NUMA binding or "
-                 "CPU affinity of instance threads)",
-                 opt->host_policies[0]);
+  srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
+  if (st != NULL) return st;
   if (opt->model_namespacing)
     return LACKS("--model-namespacing=true: Nereid has no model namespaces (a model name "
                  "found in two repositories is a conflict)");

@@ -553,8 +553,9 @@ static void triton_flags(void) {
   expect_validate("--model-load-gpu-limit=0:x", "expected <GPU id>:<fraction>");
   expect_validate("--model-load-gpu-limit=0:0.5",
                   "Nereid does not read GPU memory use while loading models");
-  expect_validate("--host-policy=gpu_0,numa-nodes=1", "key numa-node or cpu-cores");
-  expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "Nereid has no host policies");
+  expect_validate("--host-policy=gpu_0,numa-nodes=1", "unknown key 'numa-nodes'");
+  expect_validate("--host-policy=gpu_0,numa-node=1", "Nereid binds no memory to NUMA nodes");
+  expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "");
   expect_validate("--model-namespacing=true", "Nereid has no model namespaces");
   expect_validate("--rate-limit=execution_count", "Nereid has no rate limiter");
   expect_validate("--rate-limit=sometimes", "expects off or execution_count");

@@ -1,5 +1,5 @@
 /* The TRITONSERVER_ServerOptions of features Nereid does not have (rate
- * limiter, response cache, host policies, namespacing, device load limits,
+ * limiter, response cache, namespacing, device load limits,
  * repository agents, peer access). Each accepts the value that asks for
  * nothing, which is Triton's default, so that an application setting
  * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
@@ -81,21 +81,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRepoAgentDirectory(
   const char *fn = "TRITONSERVER_ServerOptionsSetRepoAgentDirectory";
   OPTIONS_CHECK(fn, o);
   return dir == NULL ? SRV_EMBED_NULL(fn, "repoagent_dir") : NULL;
-}
-
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
-                                                            const char *policy,
-                                                            const char *setting,
-                                                            const char *value) {
-  const char *fn = "TRITONSERVER_ServerOptionsSetHostPolicy";
-  OPTIONS_CHECK(fn, o);
-  if (policy == NULL) return SRV_EMBED_NULL(fn, "policy_name");
-  if (setting == NULL) return SRV_EMBED_NULL(fn, "setting");
-  if (value == NULL) return SRV_EMBED_NULL(fn, "value");
-  return NO_FEATURE("TRITONSERVER_ServerOptionsSetHostPolicy",
-                    "policy '%s' setting '%s': Nereid has no host policies (NUMA nodes, "
-                    "CPU affinity)",
-                    policy, setting);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(

@@ -16,6 +16,7 @@
 
 #include "server/api/error.h"
 #include "server/api/log.h"
+#include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/embed/embed.h"
@@ -291,6 +292,38 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
                          fn, gpu_device);
   return flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device, size);
+}
+
+/* --host-policy: cpu-cores sets the CPU affinity of the instances of that
+ * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
+ * checked now, with the flag's texts. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
+                                                            const char *policy,
+                                                            const char *setting,
+                                                            const char *value) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetHostPolicy";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (policy == NULL) return NULL_ARG(fn, "policy_name");
+  if (setting == NULL) return NULL_ARG(fn, "setting");
+  if (value == NULL) return NULL_ARG(fn, "value");
+  if (strchr(policy, ',') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: policy name '%s' must not hold ','", fn, policy);
+  char text[1024];
+  int n = snprintf(text, sizeof text, "%s,%s=%s", policy, setting, value);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: setting too long", fn);
+  char *list[] = {text};
+  srv_status_t *st = srv_host_policy_check(list, 1);
+  if (st != NULL) {
+    TRITONSERVER_Error *err = api_error_new(
+        srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED ? TRITONSERVER_ERROR_UNSUPPORTED
+                                                          : TRITONSERVER_ERROR_INVALID_ARG,
+        "%s: %s", fn, srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  return flag_add(o, fn, "host-policy", "%s", text);
 }
 
 /* GPU metrics are on by default in Triton; Nereid renders none, on or off

@@ -169,7 +169,7 @@ static void test_absent_features(void) {
   FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), UNSUPPORTED,
         "cache 'local'");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"), UNSUPPORTED,
-        "no host policies");
+        "numa-node: Nereid binds no memory to NUMA nodes");
   FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
         "one model namespace");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
@@ -201,6 +201,13 @@ static void test_triton_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 7.5));
   OK(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 1, (size_t)1 << 30));
   OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, false));
+  OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "0-1,3"));
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
+        "cpu-cores expects cores and ranges");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
+        "unknown key 'cores'");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "a,b", "cpu-cores", "1"), INVALID_ARG,
+        "must not hold ','");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadRetryCount(o, 101), INVALID_ARG,
         "--model-load-retry-count expects an integer in [0, 100], got '101'");
   FAILS(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(o, 257), INVALID_ARG,
@@ -222,6 +229,8 @@ static void test_triton_flags(void) {
   REQUIRE(opt.cuda_virtual_address_size_count == 1);
   CHECK_STREQ(opt.cuda_virtual_address_sizes[0], "1:1073741824");
   CHECK(!opt.allow_gpu_metrics);
+  REQUIRE(opt.host_policy_count == 1);
+  CHECK_STREQ(opt.host_policies[0], "cpu,cpu-cores=0-1,3");
   srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }

@@ -172,6 +172,48 @@ class ReusePorts(unittest.TestCase):
             harness.stop_clean(server)
 
 
+def recorder_config(name, groups):
+    tensor = lambda n: {"name": n, "dataType": "TYPE_INT32", "dims": [-1]}  # noqa: E731
+    return json.dumps({
+        "name": name, "backend": "recorder", "maxBatchSize": 8,
+        "input": [tensor("INPUT0")], "output": [tensor("OUTPUT0")],
+        "instanceGroup": groups,
+        "parameters": {"record_file": {"stringValue": name + ".log"}}})
+
+
+class HostPolicy(unittest.TestCase):
+    """cpu-cores is the CPU affinity of the threads of the instances whose
+    host policy it names: the group's host_policy, else "cpu"."""
+
+    def test_cpu_cores_bind_instance_threads(self):
+        records = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        server = Server("--model-control-mode=explicit", "--host-policy=cpu,cpu-cores=0",
+                        "--host-policy=pinned,cpu-cores=1",
+                        backends=harness.TEST_BACKENDS,
+                        env={"NEREID_RECORD_DIR": records})
+        try:
+            stub = server.inference()
+            for name, groups in (("by_kind", [{"kind": "KIND_CPU"}]),
+                                 ("by_name", [{"kind": "KIND_CPU", "hostPolicy": "pinned"}])):
+                req = pb.RepositoryModelLoadRequest(model_name=name)
+                req.parameters["config"].string_param = recorder_config(name, groups)
+                req.parameters["file:1/README.md"].bytes_param = b"triton_flags_test"
+                stub.RepositoryModelLoad(req)
+                stub.ModelInfer(harness.int32_request(name, [1, 2]))
+            allowed = {}
+            for name in ("by_kind", "by_name"):
+                with open(os.path.join(records, name + ".log")) as f:
+                    start = [dict(kv.split("=", 1) for kv in line.split()[1:])
+                             for line in f if line.startswith("execute_start")][0]
+                status = "/proc/%d/task/%s/status" % (server.proc.pid, start["tid"])
+                with open(status) as f:
+                    allowed[name] = [line.split()[1] for line in f
+                                     if line.startswith("Cpus_allowed_list")][0]
+            self.assertEqual(allowed, {"by_kind": "0", "by_name": "1"})
+        finally:
+            harness.stop_clean(server)
+
+
 class MissingFeatures(unittest.TestCase):
     def refused(self, flag, needle):
         code, out = run_nereid("--model-repository=" + new_root(), "--grpc-port=0", flag)
@@ -185,7 +227,7 @@ class MissingFeatures(unittest.TestCase):
         self.refused("--response-cache-byte-size=1048576", "Nereid has no response cache")
         self.refused("--cache-config=local,size=1048576", "Nereid has no response cache")
         self.refused("--model-namespacing=true", "Nereid has no model namespaces")
-        self.refused("--host-policy=gpu_0,cpu-cores=0-3", "Nereid has no host policies")
+        self.refused("--host-policy=gpu_0,numa-node=0", "Nereid binds no memory to NUMA nodes")
         self.refused("--model-load-gpu-limit=0:0.8",
                      "Nereid does not read GPU memory use while loading models")
 
