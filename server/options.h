@@ -117,7 +117,7 @@ typedef struct {
   size_t cuda_virtual_address_size_count;
   char **model_load_gpu_limits; /* --model-load-gpu-limit, <GPU>:<fraction> */
   size_t model_load_gpu_limit_count;
-  char **host_policies; /* --host-policy, <name>,<key>=<value> */
+  char **host_policies; /* --host-policy, <name>,<key>=<value> (common/host_policy.h) */
   size_t host_policy_count;
   char *cache_directory;     /* --cache-directory: a search path, no cache */
   char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
