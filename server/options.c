@@ -286,8 +286,9 @@ static const flag_t flags[] = {
      "buffers of that GPU; repeatable. Accepted and checked; Nereid's implicit state "
      "buffers do not grow in place, so it changes nothing."},
     {"model-load-gpu-limit", FLAG_STRING_LIST, OPT(model_load_gpu_limits), 0, 0,
-     "<GPU id>:<fraction>: refused below 1.0 (Nereid does not read GPU memory use "
-     "while it loads); 1.0 or more is no limit, tritonserver's default."},
+     "<GPU id>:<fraction>, repeatable: a model with instances on that GPU fails to "
+     "load while more than that fraction of the GPU's memory is in use (default: "
+     "no limit)."},
     {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
      "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
      "CPU affinity of the threads of instances with that host policy (an instance "
@@ -572,7 +573,7 @@ int srv_options_compression_level(const srv_options_t *opt) {
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* "<GPU id>:<fraction>" of --model-load-gpu-limit. */
-static bool gpu_limit_parse(const char *c, double *fraction) {
+static bool gpu_limit_parse(const char *c, int *device, double *fraction) {
   const char *colon = strchr(c, ':');
   char id[16];
   uint64_t d;
@@ -580,6 +581,7 @@ static bool gpu_limit_parse(const char *c, double *fraction) {
   memcpy(id, c, (size_t)(colon - c));
   id[colon - c] = '\0';
   if (!parse_u64(id, &d) || d > INT32_MAX || colon[1] < '0' || colon[1] > '9') return false;
+  *device = (int)d;
   char *end;
   errno = 0;
   *fraction = strtod(colon + 1, &end);
@@ -607,16 +609,12 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   }
   for (size_t i = 0; i < opt->model_load_gpu_limit_count; i++) {
     double fraction;
+    int device;
     const char *c = opt->model_load_gpu_limits[i];
-    if (!gpu_limit_parse(c, &fraction))
+    if (!gpu_limit_parse(c, &device, &fraction))
       return BAD("--model-load-gpu-limit '%s': expected <GPU id>:<fraction>, a fraction "
                  ">= 0",
                  c);
-    if (fraction < 1.0)
-      return LACKS("--model-load-gpu-limit '%s': Nereid does not read GPU memory use "
-                   "while loading models (only fractions >= 1.0, no limit, are "
-                   "accepted)",
-                   c);
   }
   srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
   if (st != NULL) return st;
@@ -698,6 +696,16 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
                             "model repository '%s' is not a directory", path);
   }
   return NULL;
+}
+
+double srv_options_gpu_load_limit(const srv_options_t *opt, int device) {
+  double limit = 1.0;
+  for (size_t i = 0; i < opt->model_load_gpu_limit_count; i++) {
+    int d;
+    double f;
+    if (gpu_limit_parse(opt->model_load_gpu_limits[i], &d, &f) && d == device) limit = f;
+  }
+  return limit;
 }
 
 uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device) {

@@ -162,6 +162,11 @@ int srv_options_compression_level(const srv_options_t *opt);
  *  after srv_options_validate accepted opt. */
 uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device);
 
+/** The GPU memory fraction of `device` past which a load fails (its last
+ *  --model-load-gpu-limit), else 1.0: no limit. Only after
+ *  srv_options_validate accepted opt. */
+double srv_options_gpu_load_limit(const srv_options_t *opt, int device);
+
 /** The default --backend-directory for an executable at `exe` (a real
  *  path): `<folder of exe>/../backends` (as tools/install lays it out:
  *  PREFIX/bin/nereid, PREFIX/backends) when that folder exists, else

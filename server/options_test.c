@@ -551,8 +551,13 @@ static void triton_flags(void) {
                   "--model-config-name '../x': expected a file name");
   expect_validate("--cuda-virtual-address-size=0", "--cuda-virtual-address-size '0'");
   expect_validate("--model-load-gpu-limit=0:x", "expected <GPU id>:<fraction>");
-  expect_validate("--model-load-gpu-limit=0:0.5",
-                  "Nereid does not read GPU memory use while loading models");
+  expect_validate("--model-load-gpu-limit=0:0.5", "");
+  char *limits[] = {"nereid", "--model-load-gpu-limit=1:0.5",
+                    "--model-load-gpu-limit=1:0.25", NULL};
+  REQUIRE(parse(&opt, limits) == NULL);
+  CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.25); /* the last one */
+  CHECK(srv_options_gpu_load_limit(&opt, 0) == 1.0);
+  srv_options_free(&opt);
   expect_validate("--host-policy=gpu_0,numa-nodes=1", "unknown key 'numa-nodes'");
   expect_validate("--host-policy=gpu_0,numa-node=1", "Nereid binds no memory to NUMA nodes");
   expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "");

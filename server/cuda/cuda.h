@@ -44,6 +44,11 @@ srv_status_t *srv_cuda_set_device(int device);
 /** The compute capability of `device` (major.minor). */
 srv_status_t *srv_cuda_compute_capability(int device, int *major, int *minor);
 
+/** The fraction of `device`'s memory in use (cudaMemGetInfo: total - free
+ *  over total), for --model-load-gpu-limit. The caller's current device is
+ *  kept. */
+srv_status_t *srv_cuda_memory_used(int device, double *fraction);
+
 /** Whether `device` exists and its compute capability, major + minor / 10
  *  as tritonserver counts it, is at least `min`
  *  (--min-supported-compute-capability); false when it cannot be read. */

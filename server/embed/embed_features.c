@@ -1,5 +1,5 @@
 /* The TRITONSERVER_ServerOptions of features Nereid does not have (rate
- * limiter, response cache, namespacing, device load limits,
+ * limiter, response cache, namespacing,
  * repository agents, peer access). Each accepts the value that asks for
  * nothing, which is Triton's default, so that an application setting
  * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
@@ -90,25 +90,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
   return NO_FEATURE("TRITONSERVER_ServerOptionsSetModelNamespacing",
                     "true: Nereid serves one model namespace (a name in two "
                     "repositories is a conflict)");
-}
-
-/* A fraction of 1 or more limits nothing. */
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
-    TRITONSERVER_ServerOptions *o, const TRITONSERVER_InstanceGroupKind kind,
-    const int device_id, const double fraction) {
-  const char *fn = "TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit";
-  OPTIONS_CHECK(fn, o);
-  if (kind != TRITONSERVER_INSTANCEGROUPKIND_GPU)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "%s: only KIND_GPU devices have a load limit", fn);
-  if (device_id < 0 || !(fraction >= 0.0))
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "%s: device %d, fraction %g: a GPU id and a fraction >= 0", fn,
-                         device_id, fraction);
-  if (fraction >= 1.0) return NULL;
-  return NO_FEATURE("TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit",
-                    "GPU %d at %g: Nereid does not watch device memory while loading",
-                    device_id, fraction);
 }
 
 /* Peer access only makes copies between GPUs faster in Triton (a failure

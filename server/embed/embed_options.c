@@ -294,6 +294,23 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
   return flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device, size);
 }
 
+/* --model-load-gpu-limit: loads on that GPU fail while more than the
+ * fraction of its memory is in use. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
+    TRITONSERVER_ServerOptions *o, const TRITONSERVER_InstanceGroupKind kind,
+    const int device_id, const double fraction) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (kind != TRITONSERVER_INSTANCEGROUPKIND_GPU)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: only KIND_GPU devices have a load limit", fn);
+  if (device_id < 0 || !(fraction >= 0.0) || !isfinite(fraction))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: device %d, fraction %g: a GPU id and a fraction >= 0", fn,
+                         device_id, fraction);
+  return flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id, fraction);
+}
+
 /* --host-policy: cpu-cores sets the CPU affinity of the instances of that
  * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
  * checked now, with the flag's texts. */

@@ -173,9 +173,6 @@ static void test_absent_features(void) {
   FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
         "one model namespace");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
-            o, TRITONSERVER_INSTANCEGROUPKIND_GPU, 0, 0.5),
-        UNSUPPORTED, "GPU 0 at 0.5");
-  FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
   FAILS(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "model", "x", "y"), UNSUPPORTED,
@@ -202,6 +199,11 @@ static void test_triton_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 1, (size_t)1 << 30));
   OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, false));
   OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "0-1,3"));
+  OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
+                                                       1, 0.5));
+  FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
+            o, TRITONSERVER_INSTANCEGROUPKIND_GPU, 1, -0.5),
+        INVALID_ARG, "a GPU id and a fraction >= 0");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
         "cpu-cores expects cores and ranges");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
@@ -229,6 +231,7 @@ static void test_triton_flags(void) {
   REQUIRE(opt.cuda_virtual_address_size_count == 1);
   CHECK_STREQ(opt.cuda_virtual_address_sizes[0], "1:1073741824");
   CHECK(!opt.allow_gpu_metrics);
+  CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.5);
   REQUIRE(opt.host_policy_count == 1);
   CHECK_STREQ(opt.host_policies[0], "cpu,cpu-cores=0-1,3");
   srv_options_free(&opt);

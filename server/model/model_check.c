@@ -167,6 +167,28 @@ static int gpu_list(const srv_model_t *m, char *buf, size_t len, int gpus) {
   return usable;
 }
 
+/* --model-load-gpu-limit: each GPU of the group has no more than its
+ * limit's fraction of memory in use now, read before its instances take
+ * any (tritonserver's rule: a load on a GPU past the limit is refused). */
+static srv_status_t *gpu_load_limits_check(srv_model_t *m,
+                                           const inference_ModelInstanceGroup *g) {
+  if (m->server == NULL) return NULL;
+  size_t n;
+  const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
+  for (size_t k = 0; k < n; k++) {
+    double limit = srv_options_gpu_load_limit(m->server->options, ids[k]), used;
+    if (limit >= 1.0) continue;
+    srv_status_t *st = srv_cuda_memory_used(ids[k], &used);
+    if (st != NULL) return st;
+    if (used > limit)
+      return INVALID(
+          "model '%s': GPU %d has %.1f%% of its memory in use, more than its "
+          "--model-load-gpu-limit of %.1f%%; the load is refused",
+          m->name, (int)ids[k], used * 100.0, limit * 100.0);
+  }
+  return NULL;
+}
+
 /* A KIND_GPU group: its GPUs exist and have the compute capability (all
  * such GPUs when it lists none). */
 static srv_status_t *check_gpu_group(srv_model_t *m, inference_ModelInstanceGroup *g,
@@ -198,7 +220,7 @@ static srv_status_t *check_gpu_group(srv_model_t *m, inference_ModelInstanceGrou
     for (int d = 0; d < gpus; d++)
       if (gpu_usable(m, d, gpus) && !inference_ModelInstanceGroup_add_gpus(g, d, m->arena))
         SRV_FATAL("out of memory");
-  return NULL;
+  return gpu_load_limits_check(m, g);
 }
 
 /* Triton's KIND_AUTO: GPU when this server uses a GPU and every GPU the

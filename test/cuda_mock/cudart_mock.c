@@ -128,6 +128,16 @@ EXPORT int cudaFree(void *p) {
   return OK;
 }
 
+/* Of the current device: 16 GiB, of which the fraction $NEREID_MOCK_GPU_USED
+ * ("0.9"; default 0) is in use. */
+EXPORT int cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  const char *env = getenv("NEREID_MOCK_GPU_USED");
+  double used = env != NULL ? atof(env) : 0.0;
+  *total = (size_t)16 << 30;
+  *free_bytes = (size_t)((double)*total * (1.0 - used));
+  return OK;
+}
+
 EXPORT int cudaHostAlloc(void **p, size_t n, unsigned flags) {
   (void)flags;
   return cudaMalloc(p, n);

@@ -150,5 +150,38 @@ class MinComputeCapabilityTest(unittest.TestCase):
         self.assertIn("instance group 'a' is KIND_CPU but lists GPUs", e.exception.details())
 
 
+class LoadLimitTest(unittest.TestCase):
+    """Half of each mock GPU's memory is in use: a load on GPU 1, limited to
+    40%, is refused; GPU 0, limited to 60%, loads."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
+        cls.server = harness.Server(
+            "--model-control-mode=explicit", "--model-load-gpu-limit=1:0.4",
+            "--model-load-gpu-limit=0:0.6", backends=harness.TEST_BACKENDS,
+            env={"LD_LIBRARY_PATH": MOCK_LIB, "NEREID_RECORD_DIR": cls.dir,
+                 "NEREID_MOCK_GPU_USED": "0.5"})
+        cls.stub = cls.server.inference()
+
+    @classmethod
+    def tearDownClass(cls):
+        harness.stop_clean(cls.server)
+
+    def load(self, name, groups):
+        req = pb.RepositoryModelLoadRequest(model_name=name)
+        req.parameters["config"].string_param = recorder_config(name, groups)
+        req.parameters["file:1/README.md"].bytes_param = b"made by gpu_mock_test"
+        return self.stub.RepositoryModelLoad(req)
+
+    def test_gpu_past_its_limit_refuses_the_load(self):
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("on_full_gpu", [{"kind": "KIND_GPU", "gpus": [1]}])
+        self.assertIn("model 'on_full_gpu': GPU 1 has 50.0% of its memory in use, more "
+                      "than its --model-load-gpu-limit of 40.0%", e.exception.details())
+        self.load("on_roomy_gpu", [{"kind": "KIND_GPU", "gpus": [0]}])
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="on_roomy_gpu")).ready)
+
+
 if __name__ == "__main__":
     harness.main()

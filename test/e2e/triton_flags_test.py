@@ -228,15 +228,13 @@ class MissingFeatures(unittest.TestCase):
         self.refused("--cache-config=local,size=1048576", "Nereid has no response cache")
         self.refused("--model-namespacing=true", "Nereid has no model namespaces")
         self.refused("--host-policy=gpu_0,numa-node=0", "Nereid binds no memory to NUMA nodes")
-        self.refused("--model-load-gpu-limit=0:0.8",
-                     "Nereid does not read GPU memory use while loading models")
 
     def test_defaults_accepted(self):
         server = Server("--rate-limit=off", "--response-cache-byte-size=0",
                         "--model-namespacing=false", "--allow-gpu-metrics=true",
                         "--buffer-manager-thread-count=4",
                         "--cuda-virtual-address-size=0:1073741824",
-                        "--model-load-gpu-limit=0:1.0",
+                        "--model-load-gpu-limit=0:0.5",
                         "--min-supported-compute-capability=7.0")
         harness.stop_clean(server)
 
