@@ -172,15 +172,6 @@ class ReusePorts(unittest.TestCase):
             harness.stop_clean(server)
 
 
-def recorder_config(name, groups):
-    tensor = lambda n: {"name": n, "dataType": "TYPE_INT32", "dims": [-1]}  # noqa: E731
-    return json.dumps({
-        "name": name, "backend": "recorder", "maxBatchSize": 8,
-        "input": [tensor("INPUT0")], "output": [tensor("OUTPUT0")],
-        "instanceGroup": groups,
-        "parameters": {"record_file": {"stringValue": name + ".log"}}})
-
-
 class HostPolicy(unittest.TestCase):
     """cpu-cores is the CPU affinity of the threads of the instances whose
     host policy it names: the group's host_policy, else "cpu"."""
@@ -196,7 +187,7 @@ class HostPolicy(unittest.TestCase):
             for name, groups in (("by_kind", [{"kind": "KIND_CPU"}]),
                                  ("by_name", [{"kind": "KIND_CPU", "hostPolicy": "pinned"}])):
                 req = pb.RepositoryModelLoadRequest(model_name=name)
-                req.parameters["config"].string_param = recorder_config(name, groups)
+                req.parameters["config"].string_param = harness.recorder_config(name, groups)
                 req.parameters["file:1/README.md"].bytes_param = b"triton_flags_test"
                 stub.RepositoryModelLoad(req)
                 stub.ModelInfer(harness.int32_request(name, [1, 2]))
