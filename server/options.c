@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/common/restricted.h"
@@ -19,7 +20,8 @@ typedef enum {
   FLAG_STRING_LIST, /* offset: the char ** list; its count follows it */
   FLAG_INT,
   FLAG_BOOL,
-  FLAG_U64, /* uint64_t in [min, UINT64_MAX] */
+  FLAG_U64,    /* uint64_t in [min, UINT64_MAX] */
+  FLAG_DOUBLE, /* double in [min, max] */
 } flag_kind_t;
 
 typedef struct {
@@ -54,12 +56,17 @@ _Static_assert(offsetof(srv_options_t, http_restricted_api_count) ==
 _Static_assert(offsetof(srv_options_t, metrics_config_count) ==
                    offsetof(srv_options_t, metrics_configs) + sizeof(char **),
                "count must follow its list");
-_Static_assert(offsetof(srv_options_t, trace_config_count) ==
-                   offsetof(srv_options_t, trace_configs) + sizeof(char **),
-               "count must follow its list");
-_Static_assert(offsetof(srv_options_t, trace_level_count) ==
-                   offsetof(srv_options_t, trace_levels) + sizeof(char **),
-               "count must follow its list");
+#define LIST_CHECK(list, count)                                              \
+  _Static_assert(offsetof(srv_options_t, count) ==                           \
+                     offsetof(srv_options_t, list) + sizeof(char **),        \
+                 "count must follow its list")
+LIST_CHECK(cuda_virtual_address_sizes, cuda_virtual_address_size_count);
+LIST_CHECK(model_load_gpu_limits, model_load_gpu_limit_count);
+LIST_CHECK(host_policies, host_policy_count);
+LIST_CHECK(rate_limit_resources, rate_limit_resource_count);
+LIST_CHECK(cache_configs, cache_config_count);
+LIST_CHECK(trace_configs, trace_config_count);
+LIST_CHECK(trace_levels, trace_level_count);
 
 static const flag_t flags[] = {
     {"model-repository", FLAG_STRING_LIST, OPT(model_repositories), 0, 0,
@@ -263,6 +270,66 @@ static const flag_t flags[] = {
      "Deprecated: --trace-config count=<N>."},
     {"trace-log-frequency", FLAG_STRING, OPT(trace_log_frequency), 0, 0,
      "Deprecated: --trace-config triton,log-frequency=<N>."},
+    /* More of tritonserver's flags (README.md, "Flags", "Remaining gaps"). */
+    {"id", FLAG_STRING, OPT(server_id), 0, 0,
+     "Identifier of this server: the name that ServerMetadata answers (default "
+     "triton, as tritonserver)."},
+    {"model-config-name", FLAG_STRING, OPT(model_config_name), 0, 0,
+     "Config of every model: <model>/configs/<name>.pbtxt where that file exists, "
+     "else <model>/config.pbtxt (default: empty, config.pbtxt only)."},
+    {"model-load-retry-count", FLAG_INT, OPT(model_load_retry_count), 0,
+     SRV_MODEL_LOAD_RETRY_MAX,
+     "Times a model version whose load failed (backend, model or instance "
+     "initialization) is loaded again before the load fails (default 0)."},
+    {"allow-gpu-metrics", FLAG_BOOL, OPT(allow_gpu_metrics), 0, 0,
+     "Accepted for tritonserver's command lines; Nereid reports no GPU metrics, on "
+     "or off (default true)."},
+    {"reuse-grpc-port", FLAG_BOOL, OPT(reuse_grpc_port), 0, 0,
+     "Bind the gRPC port with SO_REUSEPORT, so that several servers share it "
+     "(default false)."},
+    {"reuse-http-port", FLAG_BOOL, OPT(reuse_http_port), 0, 0,
+     "Bind the HTTP port with SO_REUSEPORT, so that several servers share it "
+     "(default false)."},
+    {"buffer-manager-thread-count", FLAG_INT, OPT(buffer_manager_threads), 0, 256,
+     "Accepted for tritonserver's command lines: tritonserver's threads that copy "
+     "inputs in parallel. Nereid copies inputs on the instance's own thread, whatever "
+     "the count; results are the same (default 0)."},
+    {"min-supported-compute-capability", FLAG_DOUBLE, OPT(min_compute_capability), 0,
+     100,
+     "GPUs whose CUDA compute capability is lower are not used: KIND_GPU groups "
+     "leave them out, and a group that lists one fails to load (default 6.0, as "
+     "tritonserver)."},
+    {"cuda-virtual-address-size", FLAG_STRING_LIST, OPT(cuda_virtual_address_sizes), 0,
+     0,
+     "<GPU id>:<bytes>: tritonserver's virtual address space for growable GPU "
+     "buffers of that GPU; repeatable. Accepted and checked; Nereid's implicit state "
+     "buffers do not grow in place, so it changes nothing."},
+    {"model-load-gpu-limit", FLAG_STRING_LIST, OPT(model_load_gpu_limits), 0, 0,
+     "<GPU id>:<fraction>, repeatable: a model with instances on that GPU fails to "
+     "load while more than that fraction of the GPU's memory is in use (default: "
+     "no limit)."},
+    {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
+     "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
+     "CPU affinity of the threads of instances with that host policy (an instance "
+     "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
+     "(Nereid binds no memory to NUMA nodes)."},
+    {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
+     "Folder of response cache libraries; accepted, no cache is ever loaded."},
+    {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
+     "Folder of repository agents; accepted, a model whose config names an agent "
+     "fails to load."},
+    {"model-namespacing", FLAG_BOOL, OPT(model_namespacing), 0, 0,
+     "Refused when true: Nereid serves one model namespace, a model name found in "
+     "two repositories is a conflict (default false)."},
+    {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
+     "off only (the default): Nereid has no rate limiter; execution_count is "
+     "refused."},
+    {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
+     "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
+    {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
+     "0 only (the default): Nereid has no response cache."},
+    {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
+     "<cache>,<key>=<value>: refused, Nereid has no response cache."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},
@@ -341,6 +408,18 @@ static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *v
     }
     case FLAG_BOOL:
       return parse_bool(f->name, value, (bool *)slot);
+    case FLAG_DOUBLE: {
+      char *end;
+      errno = 0;
+      double v = strtod(value, &end);
+      if (errno != 0 || end == value || *end != '\0' || !(v >= (double)f->min) ||
+          !(v <= (double)f->max))
+        return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                              "--%s expects a number in [%ld, %ld], got '%s'", f->name,
+                              f->min, f->max, value);
+      *(double *)slot = v;
+      return NULL;
+    }
     case FLAG_U64: {
       uint64_t v;
       if (!parse_u64(value, &v) || v < (uint64_t)f->min)
@@ -423,6 +502,11 @@ static void options_defaults(srv_options_t *opt) {
   opt->log_warning = true;
   opt->log_error = true;
   opt->log_format = srv_strdup("default");
+  opt->server_id = srv_strdup("triton");
+  opt->model_config_name = srv_strdup("");
+  opt->allow_gpu_metrics = true;
+  opt->min_compute_capability = SRV_MIN_COMPUTE_CAPABILITY_DEFAULT;
+  opt->rate_limit = srv_strdup("off");
 }
 
 srv_status_t *srv_options_parse(srv_options_t *opt, int argc, char **argv) {
@@ -504,10 +588,82 @@ int srv_options_compression_level(const srv_options_t *opt) {
   return -1;
 }
 
+#define LACKS(...) srv_status_new(GRPC_STATUS_UNIMPLEMENTED, __VA_ARGS__)
+#define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* "<GPU id>:<fraction>" of --model-load-gpu-limit. */
+static bool gpu_limit_parse(const char *c, int *device, double *fraction) {
+  const char *colon = strchr(c, ':');
+  char id[16];
+  uint64_t d;
+  if (colon == NULL || (size_t)(colon - c) >= sizeof id) return false;
+  memcpy(id, c, (size_t)(colon - c));
+  id[colon - c] = '\0';
+  if (!parse_u64(id, &d) || d > INT32_MAX || colon[1] < '0' || colon[1] > '9') return false;
+  *device = (int)d;
+  char *end;
+  errno = 0;
+  *fraction = strtod(colon + 1, &end);
+  return errno == 0 && *end == '\0' && *fraction >= 0.0;
+}
+
+/* tritonserver's flags for what Nereid has in part or not at all: the
+ * form first, then what asks for a missing feature, naming it. */
+static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
+  if (strlen(opt->server_id) > SRV_SERVER_ID_MAX)
+    return BAD("--id is longer than %d bytes", SRV_SERVER_ID_MAX);
+  const char *cn = opt->model_config_name;
+  if (strlen(cn) > SRV_MODEL_CONFIG_NAME_MAX || strchr(cn, '/') != NULL ||
+      strcmp(cn, ".") == 0 || strcmp(cn, "..") == 0)
+    return BAD("--model-config-name '%.*s': expected a file name of at most %d bytes "
+               "(without '/'), read as <model>/configs/<name>.pbtxt",
+               SRV_MODEL_CONFIG_NAME_MAX, cn, SRV_MODEL_CONFIG_NAME_MAX);
+  for (size_t i = 0; i < opt->cuda_virtual_address_size_count; i++) {
+    int device;
+    uint64_t bytes;
+    if (!pool_setting_parse(opt->cuda_virtual_address_sizes[i], &device, &bytes))
+      return BAD("--cuda-virtual-address-size '%s': expected <GPU id>:<bytes>, both "
+                 "non-negative integers",
+                 opt->cuda_virtual_address_sizes[i]);
+  }
+  for (size_t i = 0; i < opt->model_load_gpu_limit_count; i++) {
+    double fraction;
+    int device;
+    const char *c = opt->model_load_gpu_limits[i];
+    if (!gpu_limit_parse(c, &device, &fraction))
+      return BAD("--model-load-gpu-limit '%s': expected <GPU id>:<fraction>, a fraction "
+                 ">= 0",
+                 c);
+  }
+  srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
+  if (st != NULL) return st;
+  if (opt->model_namespacing)
+    return LACKS("--model-namespacing=true: Nereid has no model namespaces (a model name "
+                 "found in two repositories is a conflict)");
+  if (strcmp(opt->rate_limit, "execution_count") == 0)
+    return LACKS("--rate-limit=execution_count: Nereid has no rate limiter (instances run "
+                 "whenever their scheduler gives them work; only 'off' is accepted)");
+  if (strcmp(opt->rate_limit, "off") != 0)
+    return BAD("--rate-limit expects off or execution_count, got '%s'", opt->rate_limit);
+  if (opt->rate_limit_resource_count > 0)
+    return LACKS("--rate-limit-resource '%s': Nereid has no rate limiter",
+                 opt->rate_limit_resources[0]);
+  if (opt->response_cache_byte_size > 0)
+    return LACKS("--response-cache-byte-size=%llu: Nereid has no response cache (only 0 "
+                 "is accepted)",
+                 (unsigned long long)opt->response_cache_byte_size);
+  if (opt->cache_config_count > 0)
+    return LACKS("--cache-config '%s': Nereid has no response cache",
+                 opt->cache_configs[0]);
+  return NULL;
+}
+
 srv_status_t *srv_options_validate(const srv_options_t *opt) {
   if (!opt->allow_grpc)
     return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
                           "--allow-grpc=false: gRPC is Nereid's only protocol so far");
+  srv_status_t *tst = triton_flags_validate(opt);
+  if (tst != NULL) return tst;
   for (size_t i = 0; i < opt->backend_config_count; i++) {
     const char *c = opt->backend_configs[i];
     const char *comma = strchr(c, ',');
@@ -559,6 +715,16 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
                             "model repository '%s' is not a directory", path);
   }
   return NULL;
+}
+
+double srv_options_gpu_load_limit(const srv_options_t *opt, int device) {
+  double limit = 1.0;
+  for (size_t i = 0; i < opt->model_load_gpu_limit_count; i++) {
+    int d;
+    double f;
+    if (gpu_limit_parse(opt->model_load_gpu_limits[i], &d, &f) && d == device) limit = f;
+  }
+  return limit;
 }
 
 uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device) {
@@ -619,5 +785,19 @@ void srv_options_free(srv_options_t *opt) {
   free(opt->trace_rate);
   free(opt->trace_count);
   free(opt->trace_log_frequency);
+  free(opt->server_id);
+  free(opt->model_config_name);
+  free(opt->cache_directory);
+  free(opt->repoagent_directory);
+  free(opt->rate_limit);
+  char **lists[] = {opt->cuda_virtual_address_sizes, opt->model_load_gpu_limits,
+                    opt->host_policies, opt->rate_limit_resources, opt->cache_configs};
+  size_t counts[] = {opt->cuda_virtual_address_size_count,
+                     opt->model_load_gpu_limit_count, opt->host_policy_count,
+                     opt->rate_limit_resource_count, opt->cache_config_count};
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    for (size_t i = 0; i < counts[l]; i++) free(lists[l][i]);
+    free(lists[l]);
+  }
   memset(opt, 0, sizeof *opt);
 }

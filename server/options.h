@@ -114,7 +114,43 @@ typedef struct {
   char *trace_rate;          /* --trace-rate */
   char *trace_count;         /* --trace-count */
   char *trace_log_frequency; /* --trace-log-frequency */
+  /* More of tritonserver's flags (README.md, "Flags" and "Remaining
+   * gaps"). */
+  char *server_id;            /* --id, default "triton": ServerMetadata's name */
+  char *model_config_name;    /* --model-config-name: <model>/configs/<name>.pbtxt */
+  int model_load_retry_count; /* --model-load-retry-count, default 0 */
+  bool allow_gpu_metrics;     /* --allow-gpu-metrics: accepted, no GPU metrics */
+  bool reuse_grpc_port;       /* --reuse-grpc-port: SO_REUSEPORT */
+  bool reuse_http_port;       /* --reuse-http-port: SO_REUSEPORT */
+  int buffer_manager_threads; /* --buffer-manager-thread-count: no effect */
+  double min_compute_capability; /* --min-supported-compute-capability, 6.0 */
+  char **cuda_virtual_address_sizes; /* --cuda-virtual-address-size, <GPU>:<bytes> */
+  size_t cuda_virtual_address_size_count;
+  char **model_load_gpu_limits; /* --model-load-gpu-limit, <GPU>:<fraction> */
+  size_t model_load_gpu_limit_count;
+  char **host_policies; /* --host-policy, <name>,<key>=<value> (common/host_policy.h) */
+  size_t host_policy_count;
+  char *cache_directory;     /* --cache-directory: a search path, no cache */
+  char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
+  /* Features Nereid lacks: recognized, refused by srv_options_validate
+   * beyond the value that asks for nothing. */
+  bool model_namespacing;            /* --model-namespacing, only false */
+  char *rate_limit;                  /* --rate-limit, only "off" */
+  char **rate_limit_resources;       /* --rate-limit-resource */
+  size_t rate_limit_resource_count;
+  uint64_t response_cache_byte_size; /* --response-cache-byte-size, only 0 */
+  char **cache_configs;              /* --cache-config */
+  size_t cache_config_count;
 } srv_options_t;
+
+/** --min-supported-compute-capability's default, tritonserver's. */
+#define SRV_MIN_COMPUTE_CAPABILITY_DEFAULT 6.0
+/** Most retries of a model load (--model-load-retry-count). */
+#define SRV_MODEL_LOAD_RETRY_MAX 100
+/** Longest --model-config-name (a file name without ".pbtxt"). */
+#define SRV_MODEL_CONFIG_NAME_MAX 200
+/** Longest --id. */
+#define SRV_SERVER_ID_MAX 256
 
 /** Fills opt with defaults, then applies argv. On error returns a status
  *  naming the flag at fault (opt then holds what was parsed so far and must
@@ -136,6 +172,11 @@ int srv_options_compression_level(const srv_options_t *opt);
  *  --cuda-memory-pool-byte-size, else Triton's default of 64 MiB. Only
  *  after srv_options_validate accepted opt. */
 uint64_t srv_options_cuda_pool_bytes(const srv_options_t *opt, int device);
+
+/** The GPU memory fraction of `device` past which a load fails (its last
+ *  --model-load-gpu-limit), else 1.0: no limit. Only after
+ *  srv_options_validate accepted opt. */
+double srv_options_gpu_load_limit(const srv_options_t *opt, int device);
 
 /** The default --backend-directory for an executable at `exe` (a real
  *  path): `<folder of exe>/../backends` (as tools/install lays it out:

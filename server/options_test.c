@@ -498,7 +498,88 @@ static void auto_complete_flags(void) {
   expect_error(bad, GRPC_STATUS_INVALID_ARGUMENT, "--strict-model-config");
 }
 
+/* tritonserver's other flags: defaults, values, bounds, and the features
+ * Nereid lacks refused naming the feature, not as unknown flags. */
+static void triton_flags(void) {
+  srv_options_t opt;
+  char *none[] = {"nereid", NULL};
+  REQUIRE(parse(&opt, none) == NULL);
+  CHECK_STREQ(opt.server_id, "triton");
+  CHECK_STREQ(opt.model_config_name, "");
+  CHECK_EQ_U64(opt.model_load_retry_count, 0);
+  CHECK(opt.allow_gpu_metrics && !opt.reuse_grpc_port && !opt.reuse_http_port);
+  CHECK(opt.min_compute_capability == 6.0);
+  CHECK_STREQ(opt.rate_limit, "off");
+  srv_options_free(&opt);
+  char *argv[] = {"nereid",
+                  "--id=edge-7",
+                  "--model-config-name=h100",
+                  "--model-load-retry-count=3",
+                  "--allow-gpu-metrics=false",
+                  "--reuse-grpc-port=true",
+                  "--reuse-http-port",
+                  "--buffer-manager-thread-count=4",
+                  "--min-supported-compute-capability=7.5",
+                  "--cuda-virtual-address-size=0:1073741824",
+                  "--model-load-gpu-limit=0:1.0",
+                  "--cache-directory=/opt/tritonserver/caches",
+                  "--repoagent-directory=/opt/tritonserver/repoagents",
+                  "--rate-limit=off",
+                  "--response-cache-byte-size=0",
+                  "--model-namespacing=false",
+                  "--model-repository=/",
+                  NULL};
+  REQUIRE(parse(&opt, argv) == NULL);
+  CHECK_STREQ(opt.server_id, "edge-7");
+  CHECK_STREQ(opt.model_config_name, "h100");
+  CHECK_EQ_U64(opt.model_load_retry_count, 3);
+  CHECK(!opt.allow_gpu_metrics && opt.reuse_grpc_port && opt.reuse_http_port);
+  CHECK_EQ_U64(opt.buffer_manager_threads, 4);
+  CHECK(opt.min_compute_capability == 7.5);
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+  char *retry[] = {"nereid", "--model-load-retry-count=101", NULL};
+  expect_error(retry, GRPC_STATUS_INVALID_ARGUMENT,
+               "--model-load-retry-count expects an integer in [0, 100], got '101'");
+  char *cc[] = {"nereid", "--min-supported-compute-capability=7.x", NULL};
+  expect_error(cc, GRPC_STATUS_INVALID_ARGUMENT,
+               "--min-supported-compute-capability expects a number in [0, 100], got "
+               "'7.x'");
+  char *bm[] = {"nereid", "--buffer-manager-thread-count=-1", NULL};
+  expect_error(bm, GRPC_STATUS_INVALID_ARGUMENT, "--buffer-manager-thread-count");
+  expect_validate("--model-config-name=../x",
+                  "--model-config-name '../x': expected a file name");
+  expect_validate("--cuda-virtual-address-size=0", "--cuda-virtual-address-size '0'");
+  expect_validate("--model-load-gpu-limit=0:x", "expected <GPU id>:<fraction>");
+  expect_validate("--model-load-gpu-limit=0:0.5", "");
+  char *limits[] = {"nereid", "--model-load-gpu-limit=1:0.5",
+                    "--model-load-gpu-limit=1:0.25", NULL};
+  REQUIRE(parse(&opt, limits) == NULL);
+  CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.25); /* the last one */
+  CHECK(srv_options_gpu_load_limit(&opt, 0) == 1.0);
+  srv_options_free(&opt);
+  expect_validate("--host-policy=gpu_0,numa-nodes=1", "unknown key 'numa-nodes'");
+  expect_validate("--host-policy=gpu_0,numa-node=1", "Nereid binds no memory to NUMA nodes");
+  expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "");
+  expect_validate("--model-namespacing=true", "Nereid has no model namespaces");
+  expect_validate("--rate-limit=execution_count", "Nereid has no rate limiter");
+  expect_validate("--rate-limit=sometimes", "expects off or execution_count");
+  expect_validate("--rate-limit-resource=R1:4", "--rate-limit-resource 'R1:4': Nereid "
+                                                "has no rate limiter");
+  expect_validate("--response-cache-byte-size=1024", "Nereid has no response cache");
+  expect_validate("--cache-config=local,size=1048576",
+                  "--cache-config 'local,size=1048576': Nereid has no response cache");
+  /* A missing feature is UNIMPLEMENTED, a bad form INVALID_ARGUMENT. */
+  char *ns[] = {"nereid", "--model-repository=/", "--model-namespacing", NULL};
+  REQUIRE(parse(&opt, ns) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
+  srv_status_free(st);
+  srv_options_free(&opt);
+}
+
 UNIT_MAIN("options",
+          UNIT_CASE(triton_flags),
           UNIT_CASE(default_backend_directory),
           UNIT_CASE(restricted_flags),
           UNIT_CASE(transport_flags),

@@ -38,6 +38,7 @@ typedef struct {
   cuda_error_t (*host_alloc)(void **, size_t, unsigned);
   cuda_error_t (*free_host)(void *);
   cuda_error_t (*attribute)(int *, int, int);
+  cuda_error_t (*mem_info)(size_t *, size_t *); /* of the current device */
   /* The driver's cuMemGetAddressRange_v2 (CUresult, CUdeviceptr = uint64). */
   int (*address_range)(uint64_t *, size_t *, uint64_t);
 } cuda_api_t;
@@ -103,6 +104,7 @@ static void load_once(void) {
   RESOLVE(host_alloc, "cudaHostAlloc");
   RESOLVE(free_host, "cudaFreeHost");
   RESOLVE(attribute, "cudaDeviceGetAttribute");
+  RESOLVE(mem_info, "cudaMemGetInfo");
   if (missing != NULL) {
     /* The library stays loaded: unloading a runtime is never safe. */
     absent_why = "the CUDA runtime library lacks a function the server needs";
@@ -187,6 +189,29 @@ srv_status_t *srv_cuda_compute_capability(int device, int *major, int *minor) {
   return err == 0
              ? NULL
              : cuda_failed(GRPC_STATUS_INTERNAL, "cudaDeviceGetAttribute", device, err);
+}
+
+srv_status_t *srv_cuda_memory_used(int device, double *fraction) {
+  srv_status_t *st = device_check("cudaMemGetInfo", device);
+  if (st != NULL) return st;
+  int previous;
+  size_t free_bytes = 0, total = 0;
+  cuda_error_t err = device_enter(device, &previous) ? api.mem_info(&free_bytes, &total)
+                                                      : api.set_device(device);
+  device_leave(device, previous);
+  if (err != 0) return cuda_failed(GRPC_STATUS_INTERNAL, "cudaMemGetInfo", device, err);
+  *fraction = total > 0 ? (double)(total - free_bytes) / (double)total : 0.0;
+  return NULL;
+}
+
+bool srv_cuda_device_supported(int device, double min) {
+  int major, minor;
+  srv_status_t *st = srv_cuda_compute_capability(device, &major, &minor);
+  if (st != NULL) {
+    srv_status_free(st);
+    return false;
+  }
+  return major + minor / 10.0 >= min;
 }
 
 srv_status_t *srv_cuda_ipc_open(int device, const void *handle, void **ptr,

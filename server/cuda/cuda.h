@@ -44,6 +44,16 @@ srv_status_t *srv_cuda_set_device(int device);
 /** The compute capability of `device` (major.minor). */
 srv_status_t *srv_cuda_compute_capability(int device, int *major, int *minor);
 
+/** The fraction of `device`'s memory in use (cudaMemGetInfo: total - free
+ *  over total), for --model-load-gpu-limit. The caller's current device is
+ *  kept. */
+srv_status_t *srv_cuda_memory_used(int device, double *fraction);
+
+/** Whether `device` exists and its compute capability, major + minor / 10
+ *  as tritonserver counts it, is at least `min`
+ *  (--min-supported-compute-capability); false when it cannot be read. */
+bool srv_cuda_device_supported(int device, double min);
+
 /** cudaMalloc of n bytes on `device` (the caller's current device is kept).
  *  RESOURCE_EXHAUSTED when the device has no room. */
 srv_status_t *srv_cuda_malloc(int device, size_t n, void **ptr);

@@ -27,7 +27,6 @@ struct TRITONSERVER_ServerOptions {
   size_t arg_count, arg_cap;
   char **startup_models; /* used in explicit mode only, as Triton */
   size_t startup_model_count;
-  char *server_id; /* NULL: the server's own name */
 };
 
 /** The flags of `o` parsed into *opt (the caller frees it with
@@ -43,7 +42,6 @@ srv_status_t *srv_embed_options_build(const TRITONSERVER_ServerOptions *o,
 typedef struct srv_embed {
   srv_server_t srv;
   srv_options_t opt; /* srv.options points here */
-  char *server_id;   /* NULL: the view's name */
   /* Calls inside the server right now (srv_embed_enter); Stop waits for
    * them to leave once the state is EXITING. */
   _Atomic unsigned inflight;
@@ -98,9 +96,5 @@ TRITONSERVER_Error *srv_embed_enter_ready(TRITONSERVER_Server *server, const cha
  *  pinned actor's thread (a backend's Execute or Initialize) may block,
  *  as BLS does; without, no thread of a server may. */
 TRITONSERVER_Error *srv_embed_thread_check(const char *fn, bool pinned_ok);
-
-/** "name" of the server metadata: the ServerOptions' server id, else the
- *  view's. */
-const char *srv_embed_server_id(const srv_embed_t *e);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "server/api/error.h"
 #include "server/api/log.h"
+#include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/embed/embed.h"
@@ -100,7 +101,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions 
   free(o->args);
   for (size_t i = 0; i < o->startup_model_count; i++) free(o->startup_models[i]);
   free(o->startup_models);
-  free(o->server_id);
   free(o);
   return NULL;
 }
@@ -249,16 +249,116 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
   return flag_add(o, fn, "metrics-config", "%s", text);
 }
 
+/* ---- More of tritonserver's flags (README.md, "Flags") --------------------- */
+
+/* "" is config.pbtxt only; a name reads <model>/configs/<name>.pbtxt where
+ * it exists. The name's form is checked by ServerNew (srv_options_validate,
+ * the flag's text). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelConfigName(
+    TRITONSERVER_ServerOptions *o, const char *name) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelConfigName";
+  if (name == NULL) return NULL_ARG(fn, "model_config_name");
+  return flag_add(o, fn, "model-config-name", "%s", name);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadRetryCount(
+    TRITONSERVER_ServerOptions *o, unsigned int count) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadRetryCount",
+                  "model-load-retry-count", "%u", count);
+}
+
+/* Accepted and bounded; Nereid copies inputs on the instance's thread
+ * whatever the count (README.md, "Flags"). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(
+    TRITONSERVER_ServerOptions *o, unsigned int count) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetBufferManagerThreadCount",
+                  "buffer-manager-thread-count", "%u", count);
+}
+
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
+    TRITONSERVER_ServerOptions *o, double cc) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability";
+  if (!isfinite(cc))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: %g is not a compute capability", fn, cc);
+  return flag_add(o, fn, "min-supported-compute-capability", "%.17g", cc);
+}
+
+/* Accepted and checked; nothing in Nereid grows GPU buffers in place. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
+    TRITONSERVER_ServerOptions *o, int gpu_device, size_t size) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize";
+  if (gpu_device < 0)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
+                         fn, gpu_device);
+  return flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device, size);
+}
+
+/* --model-load-gpu-limit: loads on that GPU fail while more than the
+ * fraction of its memory is in use. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
+    TRITONSERVER_ServerOptions *o, const TRITONSERVER_InstanceGroupKind kind,
+    const int device_id, const double fraction) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (kind != TRITONSERVER_INSTANCEGROUPKIND_GPU)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: only KIND_GPU devices have a load limit", fn);
+  if (device_id < 0 || !(fraction >= 0.0) || !isfinite(fraction))
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: device %d, fraction %g: a GPU id and a fraction >= 0", fn,
+                         device_id, fraction);
+  return flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id, fraction);
+}
+
+/* --host-policy: cpu-cores sets the CPU affinity of the instances of that
+ * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
+ * checked now, with the flag's texts. */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
+                                                            const char *policy,
+                                                            const char *setting,
+                                                            const char *value) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetHostPolicy";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (policy == NULL) return NULL_ARG(fn, "policy_name");
+  if (setting == NULL) return NULL_ARG(fn, "setting");
+  if (value == NULL) return NULL_ARG(fn, "value");
+  if (strchr(policy, ',') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: policy name '%s' must not hold ','", fn, policy);
+  char text[1024];
+  int n = snprintf(text, sizeof text, "%s,%s=%s", policy, setting, value);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: setting too long", fn);
+  char *list[] = {text};
+  srv_status_t *st = srv_host_policy_check(list, 1);
+  if (st != NULL) {
+    TRITONSERVER_Error *err = api_error_new(
+        srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED ? TRITONSERVER_ERROR_UNSUPPORTED
+                                                          : TRITONSERVER_ERROR_INVALID_ARG,
+        "%s: %s", fn, srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  return flag_add(o, fn, "host-policy", "%s", text);
+}
+
+/* GPU metrics are on by default in Triton; Nereid renders none, on or off
+ * (embed.md). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetGpuMetrics(TRITONSERVER_ServerOptions *o,
+                                                            bool gpu_metrics) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetGpuMetrics", "allow-gpu-metrics", "%s",
+                  bool_text(gpu_metrics));
+}
+
 /* ---- Settings kept beside the flags ---------------------------------------- */
 
+/* ServerMetadata's name, tritonserver's --id. */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetServerId(TRITONSERVER_ServerOptions *o,
                                                           const char *server_id) {
   const char *fn = "TRITONSERVER_ServerOptionsSetServerId";
-  if (o == NULL) return NULL_ARG(fn, "options");
   if (server_id == NULL) return NULL_ARG(fn, "server_id");
-  free(o->server_id);
-  o->server_id = srv_strdup(server_id);
-  return NULL;
+  return flag_add(o, fn, "id", "%s", server_id);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStartupModel(TRITONSERVER_ServerOptions *o,

@@ -76,7 +76,7 @@ static void test_flags(void) {
   CHECK(!opt.allow_metrics && !opt.allow_cpu_metrics);
   CHECK_EQ_U64(opt.metrics_interval_ms, 500);
   CHECK_STREQ(opt.metrics_configs[0], "summary_latencies=true");
-  CHECK_STREQ(o->server_id, "embedded");
+  CHECK_STREQ(opt.server_id, "embedded");
   srv_options_free(&opt);
   /* Startup models count in explicit mode only, as in Triton. */
   OK(TRITONSERVER_ServerOptionsSetModelControlMode(o, TRITONSERVER_MODEL_CONTROL_POLL));
@@ -149,21 +149,15 @@ static void test_null_arguments(void) {
  * UNSUPPORTED, naming the option. */
 static void test_absent_features(void) {
   TRITONSERVER_ServerOptions *o = options();
-  OK(TRITONSERVER_ServerOptionsSetModelConfigName(o, ""));
   OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_OFF));
   OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 4, -1));
   OK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 0));
   OK(TRITONSERVER_ServerOptionsSetCacheDirectory(o, "/opt/tritonserver/caches"));
   OK(TRITONSERVER_ServerOptionsSetRepoAgentDirectory(o, "/opt/tritonserver/repoagents"));
   OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, false));
-  OK(TRITONSERVER_ServerOptionsSetModelLoadRetryCount(o, 0));
   OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
                                                        0, 1.0));
-  OK(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(o, 0));
-  OK(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 0.0));
   OK(TRITONSERVER_ServerOptionsSetEnablePeerAccess(o, true));
-  OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, true));
-  FAILS(TRITONSERVER_ServerOptionsSetModelConfigName(o, "h100"), UNSUPPORTED, "'h100'");
   FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT),
         UNSUPPORTED, "no rate limiter");
   FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, (TRITONSERVER_RateLimitMode)5),
@@ -175,24 +169,72 @@ static void test_absent_features(void) {
   FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), UNSUPPORTED,
         "cache 'local'");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"), UNSUPPORTED,
-        "no host policies");
+        "numa-node: Nereid binds no memory to NUMA nodes");
   FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
         "one model namespace");
-  FAILS(TRITONSERVER_ServerOptionsSetModelLoadRetryCount(o, 3), UNSUPPORTED, "3:");
-  FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
-            o, TRITONSERVER_INSTANCEGROUPKIND_GPU, 0, 0.5),
-        UNSUPPORTED, "GPU 0 at 0.5");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
-  FAILS(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(o, 2), UNSUPPORTED,
-        "no buffer manager threads");
-  FAILS(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 6.0), UNSUPPORTED,
-        "6.0");
-  FAILS(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 0, 1 << 30), UNSUPPORTED,
-        "GPU 0");
   FAILS(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "model", "x", "y"), UNSUPPORTED,
         "group 'model'");
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+}
+
+/* tritonserver's flags that the embedding API sets: the values reach
+ * srv_options_t with the command line's defaults and bounds. */
+static void test_triton_flags(void) {
+  TRITONSERVER_ServerOptions *o = options();
+  srv_options_t opt;
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_STREQ(opt.server_id, "triton");
+  CHECK_STREQ(opt.model_config_name, "");
+  CHECK_EQ_U64(opt.model_load_retry_count, 0);
+  CHECK(opt.min_compute_capability == 6.0);
+  CHECK(opt.allow_gpu_metrics);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsSetModelConfigName(o, "h100"));
+  OK(TRITONSERVER_ServerOptionsSetModelLoadRetryCount(o, 3));
+  OK(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(o, 2));
+  OK(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 7.5));
+  OK(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 1, (size_t)1 << 30));
+  OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, false));
+  OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "0-1,3"));
+  OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
+                                                       1, 0.5));
+  FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
+            o, TRITONSERVER_INSTANCEGROUPKIND_GPU, 1, -0.5),
+        INVALID_ARG, "a GPU id and a fraction >= 0");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
+        "cpu-cores expects cores and ranges");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
+        "unknown key 'cores'");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "a,b", "cpu-cores", "1"), INVALID_ARG,
+        "must not hold ','");
+  FAILS(TRITONSERVER_ServerOptionsSetModelLoadRetryCount(o, 101), INVALID_ARG,
+        "--model-load-retry-count expects an integer in [0, 100], got '101'");
+  FAILS(TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(o, 257), INVALID_ARG,
+        "--buffer-manager-thread-count expects an integer in [0, 256]");
+  FAILS(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, __builtin_nan("")),
+        INVALID_ARG, "not a compute capability");
+  FAILS(TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(o, 101), INVALID_ARG,
+        "--min-supported-compute-capability expects a number in [0, 100]");
+  FAILS(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, -1, 1), INVALID_ARG,
+        "GPU device -1 is negative");
+  FAILS(TRITONSERVER_ServerOptionsSetModelConfigName(NULL, "x"), INVALID_ARG, "options");
+  FAILS(TRITONSERVER_ServerOptionsSetModelConfigName(o, NULL), INVALID_ARG,
+        "model_config_name");
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_STREQ(opt.model_config_name, "h100");
+  CHECK_EQ_U64(opt.model_load_retry_count, 3);
+  CHECK_EQ_U64(opt.buffer_manager_threads, 2);
+  CHECK(opt.min_compute_capability == 7.5);
+  REQUIRE(opt.cuda_virtual_address_size_count == 1);
+  CHECK_STREQ(opt.cuda_virtual_address_sizes[0], "1:1073741824");
+  CHECK(!opt.allow_gpu_metrics);
+  CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.5);
+  REQUIRE(opt.host_policy_count == 1);
+  CHECK_STREQ(opt.host_policies[0], "cpu,cpu-cores=0-1,3");
+  srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
@@ -229,4 +271,5 @@ static void test_log_file(void) {
 
 UNIT_MAIN("embed_options_test", UNIT_CASE(test_new_delete), UNIT_CASE(test_flags),
           UNIT_CASE(test_bad_values), UNIT_CASE(test_null_arguments),
-          UNIT_CASE(test_absent_features), UNIT_CASE(test_log_file))
+          UNIT_CASE(test_absent_features), UNIT_CASE(test_triton_flags),
+          UNIT_CASE(test_log_file))

@@ -6,7 +6,6 @@
  * lock-free and the calls do not block (the index reads the repository
  * folders). */
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,18 +62,6 @@ static TRITONSERVER_Error *answer_take(srv_http_answer_t *a, TRITONSERVER_Messag
   return NULL;
 }
 
-/* The view's server name replaced by the options' server id. */
-static void server_id_set(srv_http_answer_t *a, const char *id) {
-  json_t *doc = json_loadb(a->body, a->len, 0, NULL);
-  if (doc == NULL || json_object_set_new(doc, "name", json_string(id)) != 0)
-    SRV_FATAL("server metadata: cannot set the server id");
-  free(a->body);
-  a->body = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  if (a->body == NULL) SRV_FATAL("out of memory");
-  a->len = strlen(a->body);
-  json_decref(doc);
-}
-
 TRITONSERVER_Error *TRITONSERVER_ServerMetadata(TRITONSERVER_Server *server,
                                                 TRITONSERVER_Message **metadata) {
   const char *fn = "TRITONSERVER_ServerMetadata";
@@ -83,9 +70,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerMetadata(TRITONSERVER_Server *server,
   TRITONSERVER_Error *err = srv_embed_enter(server, fn, &e);
   if (err != NULL) return err;
   srv_http_answer_t a;
-  srv_http_server_metadata(&a);
-  const char *id = srv_embed_server_id(e);
-  if (id != NULL) server_id_set(&a, id);
+  /* The server's own --id (the nereid process's server has no srv_embed_t). */
+  srv_http_server_metadata(((srv_server_t *)server)->options->server_id, &a);
   srv_embed_leave(e);
   return answer_take(&a, metadata);
 }

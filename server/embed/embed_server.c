@@ -124,15 +124,10 @@ TRITONSERVER_Error *srv_embed_thread_check(const char *fn, bool pinned_ok) {
                                          : "a callback the server runs (an actor's turn)");
 }
 
-const char *srv_embed_server_id(const srv_embed_t *e) {
-  return e != NULL ? e->server_id : NULL;
-}
-
 /* ---- ServerNew -------------------------------------------------------------- */
 
 void srv_embed_free(srv_embed_t *e) {
   srv_options_free(&e->opt);
-  free(e->server_id);
   pthread_mutex_destroy(&e->life);
   free(e);
 }
@@ -188,7 +183,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerNew(TRITONSERVER_Server **server,
   }
   atomic_init(&e->inflight, 0);
   atomic_init(&e->exit_timeout_secs, (unsigned)e->opt.exit_timeout_secs);
-  if (options->server_id != NULL) e->server_id = srv_strdup(options->server_id);
   err = core_start(e);
   if (err != NULL) {
     srv_embed_free(e);

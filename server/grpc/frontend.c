@@ -178,10 +178,11 @@ static grpc_server *server_create(const srv_options_t *opt) {
   args[2].type = GRPC_ARG_INTEGER;
   args[2].key = GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
   args[2].value.integer = -1;
-  /* A port already in use must be an error, not a second silent listener. */
+  /* A port already in use is an error, not a second silent listener,
+   * unless --reuse-grpc-port asks for SO_REUSEPORT. */
   args[3].type = GRPC_ARG_INTEGER;
   args[3].key = GRPC_ARG_ALLOW_REUSEPORT;
-  args[3].value.integer = 0;
+  args[3].value.integer = opt->reuse_grpc_port ? 1 : 0;
   size_t n = 4 + transport_args(opt, &args[4]);
   grpc_channel_args channel_args = {n, args};
   return grpc_server_create(&channel_args, NULL);

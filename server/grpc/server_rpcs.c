@@ -47,7 +47,8 @@ void srv_rpc_server_metadata(srv_call_t *call, const char *request, size_t len) 
                            request, len);
   (void)req; /* an empty message: nothing to read */
   SRV_CALL_REPLY(call, inference_ServerMetadataResponse,
-                 srv_view_server_metadata(srv_call_arena(call)));
+                 srv_view_server_metadata(srv_call_arena(call),
+                                          srv_call_server(call)->options->server_id));
 }
 
 void srv_rpc_log_settings(srv_call_t *call, const char *request, size_t len) {

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <h2o.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -501,6 +502,9 @@ static void *loop_main(void *arg) {
 
 /* ---- start and stop ---- */
 
+/* SO_REUSEPORT only when the config asks (--reuse-http-port): then each
+ * loop has its own socket, and other processes may bind the port too.
+ * Otherwise a port in use is an error. */
 static srv_status_t *listener_open(srv_http_t *h, int port, int *fd_out, int *bound) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC,
                            .ai_socktype = SOCK_STREAM,
@@ -515,7 +519,8 @@ static srv_status_t *listener_open(srv_http_t *h, int port, int *fd_out, int *bo
   int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
   srv_status_t *st = NULL;
   if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+      (h->cfg.reuse_port &&
+       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
       bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0)
     st = srv_status_new(GRPC_STATUS_UNAVAILABLE, "%s: cannot listen on %s:%d: %s",
                         h->name, h->address, port, strerror(errno));
@@ -557,9 +562,18 @@ static srv_status_t *loop_init(srv_http_t *h, loop_t *loop) {
   h2o_multithread_register_receiver(loop->queue, &loop->answers, answers_receive);
   h2o_multithread_register_receiver(loop->queue, &loop->control, control_receive);
   int bound = 0;
-  srv_status_t *st = listener_open(h, h->port, &loop->fd, &bound);
-  if (st != NULL) return st;
-  if (h->port == 0) h->port = bound; /* the other loops join the port picked */
+  if (h->cfg.reuse_port || loop == &h->loops[0]) {
+    srv_status_t *st = listener_open(h, h->port, &loop->fd, &bound);
+    if (st != NULL) return st;
+    if (h->port == 0) h->port = bound; /* the other loops join the port picked */
+  } else {
+    /* Without SO_REUSEPORT the loops accept on one socket, each through
+     * its own descriptor (the first loop's is open: loops start in turn). */
+    loop->fd = fcntl(h->loops[0].fd, F_DUPFD_CLOEXEC, 0);
+    if (loop->fd < 0)
+      return srv_status_new(GRPC_STATUS_UNAVAILABLE, "%s: cannot share the listener: %s",
+                            h->name, strerror(errno));
+  }
   loop->listener =
       h2o_evloop_socket_create(loop->evloop, loop->fd, H2O_SOCKET_FLAG_DONT_READ);
   loop->listener->data = loop;

@@ -22,7 +22,8 @@ typedef struct {
   const char *name;    /* for logs: "HTTP", "metrics" */
   const char *address; /* an IPv4 or IPv6 literal, e.g. 0.0.0.0 */
   int port;            /* 0 picks a free one (srv_http_port) */
-  int threads;         /* loop threads, each with its own listening socket */
+  int threads;         /* loop threads, each accepting connections */
+  bool reuse_port;     /* SO_REUSEPORT: a socket per loop, the port shared */
   size_t max_body;     /* larger bodies get 413 before the handler runs */
   srv_http_handler_fn handler;
   void *ctx;

@@ -280,7 +280,7 @@ static void route(void *ctx, srv_http_exchange_t *x) {
       return;
     }
     srv_http_answer_t a;
-    srv_http_server_metadata(&a);
+    srv_http_server_metadata(rest->srv->options->server_id, &a);
     srv_rest_answer(x, &a);
   } else if (r.count == 2 && seg_is(r.seg[1], "logging")) {
     logging_route(x);
@@ -318,6 +318,7 @@ srv_status_t *srv_rest_start(srv_server_t *srv, srv_rest_t **out) {
       .address = o->http_address,
       .port = o->http_port,
       .threads = o->http_threads,
+      .reuse_port = o->reuse_http_port,
       .max_body = (size_t)o->http_max_input_size,
       .handler = route,
       .ctx = rest,

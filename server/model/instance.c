@@ -7,7 +7,9 @@
 
 #include "actors/inline.h"
 #include "server/api/error.h"
+#include "server/common/host_policy.h"
 #include "server/common/log.h"
+#include "server/common/memory.h"
 #include "server/core/server.h"
 #include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
@@ -30,13 +32,34 @@ static void batch_fail(srv_instance_t *inst, TRITONSERVER_Error *err) {
   }
 }
 
-/* A GPU instance's thread works on its device: made current once, before
- * the backend's first call on this thread (CUDA's current device is per
- * thread and stays). A failure is logged; the backend's calls then fail
- * with CUDA's own reason. */
+/* --host-policy's cpu-cores for this instance's policy: the affinity of
+ * its thread, set once on that thread before the backend's first call
+ * there. A failure (no such core online) is logged and the thread keeps
+ * the process's affinity. */
+static void cores_bind(srv_instance_t *inst) {
+  const srv_options_t *opt = inst->model->server->options;
+  int cores;
+  srv_status_t *st = srv_host_policy_bind_thread(opt->host_policies, opt->host_policy_count,
+                                                 inst->host_policy, &cores);
+  if (st != NULL) {
+    SRV_ERROR("model '%s' instance '%s': %s", inst->model->name, inst->name,
+              srv_status_message(st));
+    srv_status_free(st);
+  } else if (cores > 0) {
+    SRV_VERBOSE(1, "model '%s' instance '%s': host policy '%s': runs on %d CPU cores",
+                inst->model->name, inst->name, inst->host_policy, cores);
+  }
+}
+
+/* The instance's thread, once, before the backend's first call on it: its
+ * CPU cores, and for a GPU instance its device made current (CUDA's
+ * current device is per thread and stays). A device failure is logged;
+ * the backend's calls then fail with CUDA's own reason. */
 static void device_bind(srv_instance_t *inst) {
-  if (inst->device_bound || inst->kind != TRITONSERVER_INSTANCEGROUPKIND_GPU) return;
+  if (inst->device_bound) return;
   inst->device_bound = true;
+  cores_bind(inst);
+  if (inst->kind != TRITONSERVER_INSTANCEGROUPKIND_GPU) return;
   srv_status_t *st = srv_cuda_set_device(inst->device_id);
   if (st == NULL) return;
   SRV_ERROR("model '%s' instance '%s': %s", inst->model->name, inst->name,
@@ -88,14 +111,30 @@ static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
   }
 }
 
+/* Triton's policy name: the group's host_policy, else one per kind and
+ * device. */
+static char *policy_name(upb_StringView group_policy, TRITONSERVER_InstanceGroupKind kind,
+                         int32_t device) {
+  if (group_policy.size > 0) return srv_strndup(group_policy.data, group_policy.size);
+  char name[32];
+  if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU)
+    snprintf(name, sizeof name, "gpu_%d", (int)device);
+  else
+    snprintf(name, sizeof name, "%s",
+             kind == TRITONSERVER_INSTANCEGROUPKIND_MODEL ? "model" : "cpu");
+  return srv_strdup(name);
+}
+
 static srv_instance_t *instance_new(srv_model_t *m, const char *name,
-                                    TRITONSERVER_InstanceGroupKind kind, int32_t device) {
+                                    TRITONSERVER_InstanceGroupKind kind, int32_t device,
+                                    upb_StringView group_policy) {
   srv_instance_t *inst = calloc(1, sizeof *inst);
   if (inst == NULL) SRV_FATAL("out of memory");
   inst->model = m;
   inst->name = strdup(name);
   inst->kind = kind;
   inst->device_id = device;
+  inst->host_policy = policy_name(group_policy, kind, device);
   if (inst->name == NULL) SRV_FATAL("out of memory");
   srv_batcher_room_init(m, inst);
   inst->execute_msg.kind = INSTANCE_EXECUTE;
@@ -192,7 +231,9 @@ srv_status_t *srv_instances_create(srv_model_t *m) {
       char name[SRV_CONFIG_NAME_MAX + 16];
       snprintf(name, sizeof name, "%.*s_%d", (int)gname.size, gname.data, (int)k);
       for (size_t d = 0; d < devices; d++) {
-        srv_instance_t *inst = instance_new(m, name, kind, gpus != NULL ? gpus[d] : 0);
+        srv_instance_t *inst =
+            instance_new(m, name, kind, gpus != NULL ? gpus[d] : 0,
+                         inference_ModelInstanceGroup_host_policy(g[i]));
         inst->index = m->instance_count;
         m->instances[m->instance_count++] = inst;
         srv_status_t *st = instance_start(m, inst);
@@ -219,6 +260,7 @@ void srv_instances_wait(srv_model_t *m) {
 void srv_instances_free(srv_model_t *m) {
   for (uint32_t i = 0; i < m->instance_count; i++) {
     free(m->instances[i]->name);
+    free(m->instances[i]->host_policy);
     free(m->instances[i]->batch);
     sem_destroy(&m->instances[i]->finalized);
     free(m->instances[i]);
@@ -250,12 +292,14 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceDeviceId(
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceHostPolicy(
     TRITONBACKEND_ModelInstance *instance, TRITONSERVER_Message **host_policy) {
-  /* One policy per instance, named after its kind and device, as Triton. */
-  char json[128];
-  int n = instance->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU
-              ? snprintf(json, sizeof json, "{\"gpu_%d\":{}}", (int)instance->device_id)
-              : snprintf(json, sizeof json, "{\"cpu\":{}}");
-  return TRITONSERVER_MessageNewFromSerializedJson(host_policy, json, (size_t)n);
+  /* One policy per instance, with its --host-policy settings, as Triton. */
+  const srv_options_t *opt = instance->model->server->options;
+  char *json = srv_host_policy_json(opt->host_policies, opt->host_policy_count,
+                                    instance->host_policy);
+  TRITONSERVER_Error *err =
+      TRITONSERVER_MessageNewFromSerializedJson(host_policy, json, strlen(json));
+  free(json);
+  return err;
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInstanceIsPassive(

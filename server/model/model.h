@@ -103,6 +103,7 @@ struct TRITONBACKEND_ModelInstance {
   void *state; /* the backend's */
   bool initialized;
   bool device_bound;             /* the instance's thread made its GPU current */
+  char *host_policy; /* its group's host_policy, else "cpu", "gpu_<N>", "model" */
   bool started;                  /* its thread runs */
   sem_t finalized;               /* posted by the stop handler, after finalize */
   srv_instance_t *next_idle;     /* the model actor's idle list */

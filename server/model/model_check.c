@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "server/api/datatype.h"
+#include "server/core/server.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/cuda/cuda.h"
@@ -139,53 +140,100 @@ static srv_status_t *check_tensors(srv_model_t *m) {
   return st != NULL ? st : check_unique(m, "output", m->outputs, no);
 }
 
-/* Triton's minimum compute capability, as its messages print it. */
-#define MIN_COMPUTE_CAPABILITY "6.000000"
-
-/* Every GPU of this server ("0, 1, 2"), for the message on a bad id. */
-static void gpu_list(char *buf, size_t len, int gpus) {
-  buf[0] = '\0';
-  size_t used = 0;
-  for (int d = 0; d < gpus && used < len; d++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%d", d ? ", " : "", d);
+/* --min-supported-compute-capability; a model checked without a server
+ * (model_bare.c) takes tritonserver's default. */
+static double min_cc(const srv_model_t *m) {
+  return m->server != NULL ? m->server->options->min_compute_capability
+                           : SRV_MIN_COMPUTE_CAPABILITY_DEFAULT;
 }
 
-/* A KIND_GPU group: its GPUs exist (all of them when it lists none). */
+/* A GPU this server uses: it exists and has the compute capability. */
+static bool gpu_usable(const srv_model_t *m, int64_t d, int gpus) {
+  return d >= 0 && d < gpus && srv_cuda_device_supported((int)d, min_cc(m));
+}
+
+/* The GPUs this server uses ("0, 1, 2"), for the message on a bad id;
+ * returns how many. */
+static int gpu_list(const srv_model_t *m, char *buf, size_t len, int gpus) {
+  buf[0] = '\0';
+  size_t used = 0;
+  int usable = 0;
+  for (int d = 0; d < gpus; d++) {
+    if (!gpu_usable(m, d, gpus)) continue;
+    if (used < len)
+      used += (size_t)snprintf(buf + used, len - used, "%s%d", usable ? ", " : "", d);
+    usable++;
+  }
+  return usable;
+}
+
+/* --model-load-gpu-limit: each GPU of the group has no more than its
+ * limit's fraction of memory in use now, read before its instances take
+ * any (tritonserver's rule: a load on a GPU past the limit is refused). */
+static srv_status_t *gpu_load_limits_check(srv_model_t *m,
+                                           const inference_ModelInstanceGroup *g) {
+  if (m->server == NULL) return NULL;
+  size_t n;
+  const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
+  for (size_t k = 0; k < n; k++) {
+    double limit = srv_options_gpu_load_limit(m->server->options, ids[k]), used;
+    if (limit >= 1.0) continue;
+    srv_status_t *st = srv_cuda_memory_used(ids[k], &used);
+    if (st != NULL) return st;
+    if (used > limit)
+      return INVALID(
+          "model '%s': GPU %d has %.1f%% of its memory in use, more than its "
+          "--model-load-gpu-limit of %.1f%%; the load is refused",
+          m->name, (int)ids[k], used * 100.0, limit * 100.0);
+  }
+  return NULL;
+}
+
+/* A KIND_GPU group: its GPUs exist and have the compute capability (all
+ * such GPUs when it lists none). */
 static srv_status_t *check_gpu_group(srv_model_t *m, inference_ModelInstanceGroup *g,
                                      int gpus, const char *why) {
   upb_StringView gname = inference_ModelInstanceGroup_name(g);
+  char list[256];
   if (gpus == 0)
     return INVALID(
         "model '%s': instance group '%.*s' asks for KIND_GPU, but no GPU is "
         "available to this server: %s",
         m->name, (int)gname.size, gname.data, why);
+  if (gpu_list(m, list, sizeof list, gpus) == 0)
+    return INVALID(
+        "model '%s': instance group '%.*s' asks for KIND_GPU, but no GPU of this "
+        "server has the minimum compute capability %f (--min-supported-compute-"
+        "capability)",
+        m->name, (int)gname.size, gname.data, min_cc(m));
   size_t n;
   const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
   for (size_t k = 0; k < n; k++) {
-    if (ids[k] >= 0 && ids[k] < gpus) continue;
-    char list[256];
-    gpu_list(list, sizeof list, gpus);
+    if (gpu_usable(m, ids[k], gpus)) continue;
     return INVALID(
         "instance group %.*s of model %s specifies invalid or unsupported gpu id %d. "
         "GPUs with at least the minimum required CUDA compute compatibility "
-        "of " MIN_COMPUTE_CAPABILITY " are: %s",
-        (int)gname.size, gname.data, m->name, (int)ids[k], list);
+        "of %f are: %s",
+        (int)gname.size, gname.data, m->name, (int)ids[k], min_cc(m), list);
   }
   if (n == 0)
     for (int d = 0; d < gpus; d++)
-      if (!inference_ModelInstanceGroup_add_gpus(g, d, m->arena))
+      if (gpu_usable(m, d, gpus) && !inference_ModelInstanceGroup_add_gpus(g, d, m->arena))
         SRV_FATAL("out of memory");
-  return NULL;
+  return gpu_load_limits_check(m, g);
 }
 
-/* Triton's KIND_AUTO: GPU when this server has GPUs and every GPU the group
- * lists is one of them, else CPU. */
-static int32_t auto_kind(const inference_ModelInstanceGroup *g, int gpus) {
-  if (gpus == 0) return inference_ModelInstanceGroup_KIND_CPU;
+/* Triton's KIND_AUTO: GPU when this server uses a GPU and every GPU the
+ * group lists is one it uses, else CPU. */
+static int32_t auto_kind(const srv_model_t *m, const inference_ModelInstanceGroup *g,
+                         int gpus) {
+  char list[256];
+  if (gpus == 0 || gpu_list(m, list, sizeof list, gpus) == 0)
+    return inference_ModelInstanceGroup_KIND_CPU;
   size_t n;
   const int32_t *ids = inference_ModelInstanceGroup_gpus(g, &n);
   for (size_t k = 0; k < n; k++)
-    if (ids[k] < 0 || ids[k] >= gpus) return inference_ModelInstanceGroup_KIND_CPU;
+    if (!gpu_usable(m, ids[k], gpus)) return inference_ModelInstanceGroup_KIND_CPU;
   return inference_ModelInstanceGroup_KIND_GPU;
 }
 
@@ -230,7 +278,7 @@ static srv_status_t *check_instance_groups(srv_model_t *m) {
           "KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL",
           m->name, (int)gname.size, gname.data, (int)kind);
     if (kind == inference_ModelInstanceGroup_KIND_AUTO) {
-      kind = auto_kind(g[i], gpus);
+      kind = auto_kind(m, g[i], gpus);
       inference_ModelInstanceGroup_set_kind(g[i], kind);
     }
     if (kind == inference_ModelInstanceGroup_KIND_GPU) {
@@ -255,10 +303,12 @@ bool srv_model_groups_prefer(srv_model_t *m) {
   if (!m->groups_defaulted || m->backend == NULL) return false;
   const struct TRITONBACKEND_BackendAttribute *attr = &m->backend->attributes;
   int gpus = srv_cuda_device_count(NULL);
+  char list[256];
+  int usable = gpus > 0 ? gpu_list(m, list, sizeof list, gpus) : 0;
   for (int i = 0; i < attr->preferred_count; i++) {
     TRITONSERVER_InstanceGroupKind kind = attr->preferred[i].kind;
-    /* As Triton: a preferred GPU group needs a GPU. */
-    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && gpus == 0) continue;
+    /* As Triton: a preferred GPU group needs a GPU it may use. */
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && usable == 0) continue;
     size_t n;
     inference_ModelInstanceGroup **g =
         inference_ModelConfig_mutable_instance_group(m->config, &n);
@@ -266,7 +316,8 @@ bool srv_model_groups_prefer(srv_model_t *m) {
     if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
       inference_ModelInstanceGroup_set_kind(g[0], inference_ModelInstanceGroup_KIND_GPU);
       for (int d = 0; d < gpus; d++)
-        if (!inference_ModelInstanceGroup_add_gpus(g[0], d, m->arena))
+        if (gpu_usable(m, d, gpus) &&
+            !inference_ModelInstanceGroup_add_gpus(g[0], d, m->arena))
           SRV_FATAL("out of memory");
     } else {
       inference_ModelInstanceGroup_set_kind(g[0],

@@ -128,10 +128,21 @@ static void deps_collect(repo_job_t *job, const inference_ModelConfig *c) {
   }
 }
 
-/* Where the config of a load comes from, as errors name it. */
-static const char *config_source(const repo_job_t *job, char *path, size_t len) {
+/* Where the config of a load comes from, as errors name it: a `config`
+ * override, else tritonserver's rule for --model-config-name <name>:
+ * <dir>/configs/<name>.pbtxt when that file exists, else
+ * <dir>/config.pbtxt. Polling sees a change to either, as the fingerprint
+ * covers the whole folder. */
+static const char *config_source(const srv_options_t *opt, const repo_job_t *job,
+                                 char *path, size_t len) {
   if (job->override != NULL && job->override->config_json != NULL)
     return "config override";
+  struct stat sb;
+  if (opt->model_config_name[0] != '\0' &&
+      (size_t)snprintf(path, len, "%s/configs/%s.pbtxt", job->dir,
+                       opt->model_config_name) < len &&
+      stat(path, &sb) == 0)
+    return path;
   snprintf(path, len, "%s/config.pbtxt", job->dir);
   return path;
 }
@@ -151,7 +162,7 @@ static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *j
                                          upb_Arena *arena) {
   const char *name = job->record->name;
   char path[PATH_MAX], err[512];
-  const char *source = config_source(job, path, sizeof path);
+  const char *source = config_source(opt, job, path, sizeof path);
   inference_ModelConfig *c = NULL;
   if (source == path && config_missing_allowed(opt, path)) {
     /* tritonserver's auto-complete: the model file and the backend fill
@@ -177,7 +188,7 @@ static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *j
 static void versions_load(srv_repository_t *r, repo_job_t *job,
                           const inference_ModelConfig *c, const int64_t *v, size_t n) {
   char path[PATH_MAX];
-  const char *source = config_source(job, path, sizeof path);
+  const char *source = config_source(r->srv->options, job, path, sizeof path);
   job->models = calloc(n, sizeof *job->models);
   job->failures = calloc(n, sizeof *job->failures);
   if (job->models == NULL || job->failures == NULL) SRV_FATAL("out of memory");
@@ -185,6 +196,17 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
     srv_model_t *m;
     srv_status_t *st =
         srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
+    /* --model-load-retry-count: as tritonserver, the version's whole
+     * creation again (backend, model and instance initialization), at
+     * once, each failure logged; the config was read once, before. */
+    for (int retry = 1; st != NULL && retry <= r->srv->options->model_load_retry_count;
+         retry++) {
+      SRV_ERROR("failed to load '%s' version %lld: %s; retry %d of %d",
+                job->record->name, (long long)v[i], srv_status_message(st), retry,
+                r->srv->options->model_load_retry_count);
+      srv_status_free(st);
+      st = srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
+    }
     if (st != NULL) {
       SRV_ERROR("failed to load '%s' version %lld: %s", job->record->name,
                 (long long)v[i], srv_status_message(st));
@@ -226,7 +248,8 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
     char path[PATH_MAX];
     srv_ensemble_graph_t graph;
     job->error = srv_ensemble_graph_compile(
-        job->config, name, config_source(job, path, sizeof path), job->arena, &graph);
+        job->config, name, config_source(r->srv->options, job, path, sizeof path),
+        job->arena, &graph);
     if (job->error != NULL) return;
   }
   deps_collect(job, job->config);

@@ -74,9 +74,9 @@ static upb_Arena *arena_new(void) {
   return a;
 }
 
-void srv_http_server_metadata(srv_http_answer_t *out) {
+void srv_http_server_metadata(const char *name, srv_http_answer_t *out) {
   upb_Arena *a = arena_new();
-  json_t *j = message_json(srv_view_server_metadata(a),
+  json_t *j = message_json(srv_view_server_metadata(a, name),
                            "inference.ServerMetadataResponse", SRV_JSON_ALL_FIELDS);
   upb_Arena_Free(a);
   answer(out, NULL, j);

@@ -40,8 +40,9 @@ char *srv_http_status_body(const srv_status_t *st, size_t *len);
 /** Frees what an answer holds (not the struct). */
 void srv_http_answer_free(srv_http_answer_t *a);
 
-/** GET /v2: {"name", "version", "extensions"}. */
-void srv_http_server_metadata(srv_http_answer_t *out);
+/** GET /v2: {"name", "version", "extensions"}; `name` is the server id
+ *  (--id). */
+void srv_http_server_metadata(const char *name, srv_http_answer_t *out);
 
 /** GET /v2/models/{name}[/versions/{version}] (version empty when the
  *  path has none): {"name", "versions", "platform", "inputs", "outputs"},

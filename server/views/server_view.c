@@ -15,11 +15,12 @@ const char *const srv_extensions[] = {"model_repository",
                                       NEREID_EXTENSION};
 const size_t srv_extension_count = sizeof srv_extensions / sizeof srv_extensions[0];
 
-inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a) {
+inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a,
+                                                           const char *name) {
   inference_ServerMetadataResponse *reply = inference_ServerMetadataResponse_new(a);
   if (reply == NULL) SRV_FATAL("out of memory");
-  inference_ServerMetadataResponse_set_name(reply,
-                                            upb_StringView_FromString(TRITON_COMPAT_NAME));
+  /* --id, tritonserver's "triton" unless set. */
+  inference_ServerMetadataResponse_set_name(reply, upb_StringView_FromString(name));
   inference_ServerMetadataResponse_set_version(
       reply, upb_StringView_FromString(TRITON_COMPAT_VERSION));
   for (size_t i = 0; i < srv_extension_count; i++)

@@ -18,8 +18,10 @@
 extern const char *const srv_extensions[];
 extern const size_t srv_extension_count;
 
-/** Name, version and extensions of the server. */
-inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a);
+/** Name (`name`: the server id, --id), version and extensions of the
+ *  server. */
+inference_ServerMetadataResponse *srv_view_server_metadata(upb_Arena *a,
+                                                           const char *name);
 
 /** The metadata of model version m (the caller holds a reference).
  *  `versions` lists m's version alone when the request named one

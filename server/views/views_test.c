@@ -117,7 +117,7 @@ static void expect(srv_http_answer_t *a, int code, const char *golden) {
 
 static void server_metadata(void) {
   srv_http_answer_t a;
-  srv_http_server_metadata(&a);
+  srv_http_server_metadata("triton", &a);
   expect(&a, 200,
          "{\"name\":\"triton\",\"version\":\"" TRITON_COMPAT_VERSION
          "\",\"extensions\":["

@@ -3,7 +3,9 @@
  * KIND_GPU instances, the memory manager) runs in tests on machines without
  * a GPU. Tests put it first on LD_LIBRARY_PATH as libcudart.so.13; the
  * server loads it as it would the real one (server/cuda/cuda.c). Devices:
- * $NEREID_MOCK_GPUS (default 2). Any thread; the current device is per
+ * $NEREID_MOCK_GPUS (default 2), with compute capabilities from
+ * $NEREID_MOCK_CC ("9.0,5.2": device 0, device 1...; default 9.0 each,
+ * and for devices past the list). Any thread; the current device is per
  * thread, as CUDA's. Only the functions the server resolves exist. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -126,6 +128,16 @@ EXPORT int cudaFree(void *p) {
   return OK;
 }
 
+/* Of the current device: 16 GiB, of which the fraction $NEREID_MOCK_GPU_USED
+ * ("0.9"; default 0) is in use. */
+EXPORT int cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  const char *env = getenv("NEREID_MOCK_GPU_USED");
+  double used = env != NULL ? atof(env) : 0.0;
+  *total = (size_t)16 << 30;
+  *free_bytes = (size_t)((double)*total * (1.0 - used));
+  return OK;
+}
+
 EXPORT int cudaHostAlloc(void **p, size_t n, unsigned flags) {
   (void)flags;
   return cudaMalloc(p, n);
@@ -152,9 +164,17 @@ EXPORT int cudaIpcCloseMemHandle(void *p) {
   return OK;
 }
 
+/* Attributes 75 and 76: the compute capability's major and minor. */
 EXPORT int cudaDeviceGetAttribute(int *value, int attr, int device) {
-  (void)device;
-  *value = attr == 75 ? 9 : 0; /* compute capability 9.0 */
+  if (device < 0 || device >= devices()) return ERR_INVALID_DEVICE;
+  int major = 9, minor = 0;
+  const char *cc = getenv("NEREID_MOCK_CC");
+  for (int d = 0; cc != NULL && d < device; d++) {
+    cc = strchr(cc, ',');
+    if (cc != NULL) cc++;
+  }
+  if (cc != NULL && sscanf(cc, "%d.%d", &major, &minor) != 2) major = 9, minor = 0;
+  *value = attr == 75 ? major : attr == 76 ? minor : 0;
   return OK;
 }
 

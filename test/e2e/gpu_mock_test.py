@@ -2,9 +2,9 @@
 runtime (test/cuda_mock, first on LD_LIBRARY_PATH) where there is no GPU,
 so its GPU path runs here: pools at start-up, a KIND_GPU group with `count`
 instances on each GPU, each instance told its kind and device (the recorder
-backend writes them), requests answered, Triton's gpu id message."""
+backend writes them), requests answered, Triton's gpu id message; GPUs
+below --min-supported-compute-capability left out."""
 
-import json
 import os
 import tempfile
 import unittest
@@ -18,25 +18,19 @@ import grpc_service_pb2 as pb
 MOCK_LIB = os.path.abspath("test/cuda_mock/lib")
 
 
-def recorder_config(name, groups):
-    tensor = lambda n: {"name": n, "dataType": "TYPE_INT32", "dims": [-1]}  # noqa: E731
-    return json.dumps({
-        "name": name, "backend": "recorder", "maxBatchSize": 8,
-        "input": [tensor("INPUT0")], "output": [tensor("OUTPUT0")],
-        "instanceGroup": groups,
-        "parameters": {"record_file": {"stringValue": name + ".log"}}})
+class MockGpuCase(unittest.TestCase):
+    """A server on the mock GPUs with FLAGS and ENV; load() loads a
+    recorder model with the given instance groups."""
+    FLAGS = ()
+    ENV = {}
 
-
-class GpuMockTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
-        cls.server = harness.Server(
-            "--model-control-mode=explicit", "--log-verbose=1",
-            "--cuda-memory-pool-byte-size=1:1048576",
-            backends=harness.TEST_BACKENDS,
-            env={"LD_LIBRARY_PATH": MOCK_LIB, "NEREID_RECORD_DIR": cls.dir,
-                 "NEREID_MOCK_CUDA_LOG": os.path.join(cls.dir, "cuda.log")})
+        env = {"LD_LIBRARY_PATH": MOCK_LIB, "NEREID_RECORD_DIR": cls.dir}
+        env.update({k: v.format(dir=cls.dir) for k, v in cls.ENV.items()})
+        cls.server = harness.Server("--model-control-mode=explicit", *cls.FLAGS,
+                                    backends=harness.TEST_BACKENDS, env=env)
         cls.stub = cls.server.inference()
 
     @classmethod
@@ -45,9 +39,14 @@ class GpuMockTest(unittest.TestCase):
 
     def load(self, name, groups):
         req = pb.RepositoryModelLoadRequest(model_name=name)
-        req.parameters["config"].string_param = recorder_config(name, groups)
+        req.parameters["config"].string_param = harness.recorder_config(name, groups)
         req.parameters["file:1/README.md"].bytes_param = b"made by gpu_mock_test"
         return self.stub.RepositoryModelLoad(req)
+
+
+class GpuMockTest(MockGpuCase):
+    FLAGS = ("--log-verbose=1", "--cuda-memory-pool-byte-size=1:1048576")
+    ENV = {"NEREID_MOCK_CUDA_LOG": "{dir}/cuda.log"}
 
     def test_pools_on_each_gpu(self):
         text = self.server.text()
@@ -101,6 +100,50 @@ class GpuMockTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as ctx:
             self.load("too_many", [{"kind": "KIND_GPU", "count": 600}])
         self.assertIn("1200 instances, above the limit of 1024", ctx.exception.details())
+
+
+class MinComputeCapabilityTest(MockGpuCase):
+    """GPU 1 has compute capability 5.2, below the flag's 7.0: KIND_GPU
+    groups leave it out, and a group that lists it fails, as in Triton."""
+    FLAGS = ("--min-supported-compute-capability=7.0",)
+    ENV = {"NEREID_MOCK_CC": "9.0,5.2"}
+
+    def test_old_gpu_left_out(self):
+        self.load("new_gpus", [{"kind": "KIND_GPU"}])
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="new_gpus")).config
+        self.assertEqual(list(cfg.instance_group[0].gpus), [0])
+        with open(os.path.join(self.dir, "new_gpus.log")) as f:
+            devices = [line.split()[5] for line in f
+                       if line.startswith("model_instance_init")]
+        self.assertEqual(devices, ["device=0"])
+
+    def test_listing_old_gpu_fails(self):
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("old_gpu", [{"kind": "KIND_GPU", "gpus": [1]}])
+        self.assertIn("specifies invalid or unsupported gpu id 1. GPUs with at least the "
+                      "minimum required CUDA compute compatibility of 7.000000 are: 0",
+                      e.exception.details())
+
+    def test_auto_group_naming_old_gpu_is_cpu(self):
+        # As for a GPU the server lacks: KIND_CPU, which may not list GPUs.
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("auto_old", [{"name": "a", "kind": "KIND_AUTO", "gpus": [1]}])
+        self.assertIn("instance group 'a' is KIND_CPU but lists GPUs", e.exception.details())
+
+
+class LoadLimitTest(MockGpuCase):
+    """Half of each mock GPU's memory is in use: a load on GPU 1, limited to
+    40%, is refused; GPU 0, limited to 60%, loads."""
+    FLAGS = ("--model-load-gpu-limit=1:0.4", "--model-load-gpu-limit=0:0.6")
+    ENV = {"NEREID_MOCK_GPU_USED": "0.5"}
+
+    def test_gpu_past_its_limit_refuses_the_load(self):
+        with self.assertRaises(grpc.RpcError) as e:
+            self.load("on_full_gpu", [{"kind": "KIND_GPU", "gpus": [1]}])
+        self.assertIn("model 'on_full_gpu': GPU 1 has 50.0% of its memory in use, more "
+                      "than its --model-load-gpu-limit of 40.0%", e.exception.details())
+        self.load("on_roomy_gpu", [{"kind": "KIND_GPU", "gpus": [0]}])
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="on_roomy_gpu")).ready)
 
 
 if __name__ == "__main__":

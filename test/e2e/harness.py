@@ -6,6 +6,7 @@ ends with harness.main(), which prints the closing line that tools/test adds
 up: "unit: N passed, N failed".
 """
 
+import json
 import os
 import re
 import signal
@@ -68,6 +69,18 @@ def infer_request(model, inputs, outputs=None, version="", rid="", params=None):
         else:
             p.string_param = value
     return req
+
+
+def recorder_config(name, groups):
+    """The JSON config of a recorder model (test/backends/recorder) with
+    INT32 INPUT0 -> OUTPUT0, these instance groups, and record file
+    <name>.log."""
+    tensor = lambda n: {"name": n, "dataType": "TYPE_INT32", "dims": [-1]}  # noqa: E731
+    return json.dumps({
+        "name": name, "backend": "recorder", "maxBatchSize": 8,
+        "input": [tensor("INPUT0")], "output": [tensor("OUTPUT0")],
+        "instanceGroup": groups,
+        "parameters": {"record_file": {"stringValue": name + ".log"}}})
 
 
 def int32_request(model, values, name="INPUT0", rid=""):

@@ -160,8 +160,9 @@ class Stream(unittest.TestCase):
             if len(ids) == n:
                 reqs.close()
         self.assertEqual(ids, {"big%d" % i for i in range(n)})
-        self.assertIn("stream %s: receiving resumed" % m.group(1),
-                      self.server.text()[since:])
+        resumed = "stream %s: receiving resumed" % m.group(1)
+        self.server.wait_text(resumed)
+        self.assertIn(resumed, self.server.text()[since:])
 
     def test_decoupled_fan_out(self):
         n = 5000
