@@ -207,13 +207,19 @@ static grpc_slice metadata_reply(upb_Arena *a) {
 }
 
 /* examples/models/simple/config.pbtxt as Nereid completes it: the instance
- * group gets the model's name and count 1. */
+ * group gets the model's name and count 1; the version policy and the
+ * pinned-memory switches get tritonserver's defaults. */
 static grpc_slice config_reply(upb_Arena *a) {
   inference_ModelConfigResponse *r = inference_ModelConfigResponse_new(a);
   inference_ModelConfig *cfg =
       r ? inference_ModelConfigResponse_mutable_config(r, a) : NULL;
   if (cfg == NULL) abort();
   inference_ModelConfig_set_name(cfg, upb_StringView_FromString("simple"));
+  inference_ModelVersionPolicy *policy = inference_ModelConfig_mutable_version_policy(cfg, a);
+  inference_ModelVersionPolicy_Latest *latest =
+      policy ? inference_ModelVersionPolicy_mutable_latest(policy, a) : NULL;
+  if (latest == NULL) abort();
+  inference_ModelVersionPolicy_Latest_set_num_versions(latest, 1);
   inference_ModelConfig_set_max_batch_size(cfg, 8);
   static const char *const ins[] = {"INPUT0", "INPUT1"};
   static const char *const outs[] = {"OUTPUT0", "OUTPUT1"};
@@ -236,6 +242,14 @@ static grpc_slice config_reply(upb_Arena *a) {
   inference_ModelInstanceGroup_set_name(g, upb_StringView_FromString("simple"));
   inference_ModelInstanceGroup_set_count(g, 1);
   inference_ModelInstanceGroup_set_kind(g, inference_ModelInstanceGroup_KIND_CPU);
+  inference_ModelOptimizationPolicy *opt = inference_ModelConfig_mutable_optimization(cfg, a);
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer *pin_in =
+      opt ? inference_ModelOptimizationPolicy_mutable_input_pinned_memory(opt, a) : NULL;
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer *pin_out =
+      opt ? inference_ModelOptimizationPolicy_mutable_output_pinned_memory(opt, a) : NULL;
+  if (pin_in == NULL || pin_out == NULL) abort();
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(pin_in, true);
+  inference_ModelOptimizationPolicy_PinnedMemoryBuffer_set_enable(pin_out, true);
   inference_ModelConfig_set_backend(cfg, upb_StringView_FromString("addsub"));
   size_t len;
   char *bytes = inference_ModelConfigResponse_serialize(r, a, &len);
