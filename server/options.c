@@ -17,10 +17,10 @@
 #include "server/common/restricted.h"
 #include "server/options_flags.h"
 
-
 static const flag_t *flag_find(const char *name, size_t len) {
   for (size_t i = 0; i < srv_option_flag_count; i++)
-    if (strlen(srv_option_flags[i].name) == len && strncmp(srv_option_flags[i].name, name, len) == 0)
+    if (strlen(srv_option_flags[i].name) == len &&
+        strncmp(srv_option_flags[i].name, name, len) == 0)
       return &srv_option_flags[i];
   return NULL;
 }
@@ -282,7 +282,8 @@ static bool gpu_limit_parse(const char *c, int *device, double *fraction) {
   if (colon == NULL || (size_t)(colon - c) >= sizeof id) return false;
   memcpy(id, c, (size_t)(colon - c));
   id[colon - c] = '\0';
-  if (!parse_u64(id, &d) || d > INT32_MAX || colon[1] < '0' || colon[1] > '9') return false;
+  if (!parse_u64(id, &d) || d > INT32_MAX || colon[1] < '0' || colon[1] > '9')
+    return false;
   *device = (int)d;
   char *end;
   errno = 0;
@@ -298,43 +299,49 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   const char *cn = opt->model_config_name;
   if (strlen(cn) > SRV_MODEL_CONFIG_NAME_MAX || strchr(cn, '/') != NULL ||
       strcmp(cn, ".") == 0 || strcmp(cn, "..") == 0)
-    return BAD("--model-config-name '%.*s': expected a file name of at most %d bytes "
-               "(without '/'), read as <model>/configs/<name>.pbtxt",
-               SRV_MODEL_CONFIG_NAME_MAX, cn, SRV_MODEL_CONFIG_NAME_MAX);
+    return BAD(
+        "--model-config-name '%.*s': expected a file name of at most %d bytes "
+        "(without '/'), read as <model>/configs/<name>.pbtxt",
+        SRV_MODEL_CONFIG_NAME_MAX, cn, SRV_MODEL_CONFIG_NAME_MAX);
   for (size_t i = 0; i < opt->cuda_virtual_address_size_count; i++) {
     int device;
     uint64_t bytes;
     if (!pool_setting_parse(opt->cuda_virtual_address_sizes[i], &device, &bytes))
-      return BAD("--cuda-virtual-address-size '%s': expected <GPU id>:<bytes>, both "
-                 "non-negative integers",
-                 opt->cuda_virtual_address_sizes[i]);
+      return BAD(
+          "--cuda-virtual-address-size '%s': expected <GPU id>:<bytes>, both "
+          "non-negative integers",
+          opt->cuda_virtual_address_sizes[i]);
   }
   for (size_t i = 0; i < opt->model_load_gpu_limit_count; i++) {
     double fraction;
     int device;
     const char *c = opt->model_load_gpu_limits[i];
     if (!gpu_limit_parse(c, &device, &fraction))
-      return BAD("--model-load-gpu-limit '%s': expected <GPU id>:<fraction>, a fraction "
-                 ">= 0",
-                 c);
+      return BAD(
+          "--model-load-gpu-limit '%s': expected <GPU id>:<fraction>, a fraction "
+          ">= 0",
+          c);
   }
   srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
   if (st != NULL) return st;
   if (opt->model_namespacing)
-    return LACKS("--model-namespacing=true: Nereid has no model namespaces (a model name "
-                 "found in two repositories is a conflict)");
+    return LACKS(
+        "--model-namespacing=true: Nereid has no model namespaces (a model name "
+        "found in two repositories is a conflict)");
   if (strcmp(opt->rate_limit, "execution_count") == 0)
-    return LACKS("--rate-limit=execution_count: Nereid has no rate limiter (instances run "
-                 "whenever their scheduler gives them work; only 'off' is accepted)");
+    return LACKS(
+        "--rate-limit=execution_count: Nereid has no rate limiter (instances run "
+        "whenever their scheduler gives them work; only 'off' is accepted)");
   if (strcmp(opt->rate_limit, "off") != 0)
     return BAD("--rate-limit expects off or execution_count, got '%s'", opt->rate_limit);
   if (opt->rate_limit_resource_count > 0)
     return LACKS("--rate-limit-resource '%s': Nereid has no rate limiter",
                  opt->rate_limit_resources[0]);
   if (opt->response_cache_byte_size > 0)
-    return LACKS("--response-cache-byte-size=%llu: Nereid has no response cache (only 0 "
-                 "is accepted)",
-                 (unsigned long long)opt->response_cache_byte_size);
+    return LACKS(
+        "--response-cache-byte-size=%llu: Nereid has no response cache (only 0 "
+        "is accepted)",
+        (unsigned long long)opt->response_cache_byte_size);
   if (opt->cache_config_count > 0)
     return LACKS("--cache-config '%s': Nereid has no response cache",
                  opt->cache_configs[0]);
@@ -425,7 +432,8 @@ void srv_options_usage(FILE *out) {
   fprintf(out, "Usage: nereid --model-repository=PATH [flags]\n\nFlags:\n");
   for (size_t i = 0; i < srv_option_flag_count; i++) {
     const char *arg = srv_option_flags[i].kind == FLAG_BOOL ? "[=true|false]" : "=VALUE";
-    fprintf(out, "  --%s%s\n      %s\n", srv_option_flags[i].name, arg, srv_option_flags[i].help);
+    fprintf(out, "  --%s%s\n      %s\n", srv_option_flags[i].name, arg,
+            srv_option_flags[i].help);
   }
 }
 

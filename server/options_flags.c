@@ -7,7 +7,6 @@
 
 #include "server/common/restricted.h"
 
-
 /* FLAG_STRING_LIST finds a list's count right after the list. */
 _Static_assert(offsetof(srv_options_t, model_repository_count) ==
                    offsetof(srv_options_t, model_repositories) + sizeof(char **),
@@ -30,10 +29,10 @@ _Static_assert(offsetof(srv_options_t, http_restricted_api_count) ==
 _Static_assert(offsetof(srv_options_t, metrics_config_count) ==
                    offsetof(srv_options_t, metrics_configs) + sizeof(char **),
                "count must follow its list");
-#define LIST_CHECK(list, count)                                              \
-  _Static_assert(offsetof(srv_options_t, count) ==                           \
-                     offsetof(srv_options_t, list) + sizeof(char **),        \
-                 "count must follow its list")
+#define LIST_CHECK(list, count)                                                          \
+  _Static_assert(                                                                        \
+      offsetof(srv_options_t, count) == offsetof(srv_options_t, list) + sizeof(char **), \
+      "count must follow its list")
 LIST_CHECK(cuda_virtual_address_sizes, cuda_virtual_address_size_count);
 LIST_CHECK(model_load_gpu_limits, model_load_gpu_limit_count);
 LIST_CHECK(host_policies, host_policy_count);
@@ -268,13 +267,11 @@ const flag_t srv_option_flags[] = {
      "Accepted for tritonserver's command lines: tritonserver's threads that copy "
      "inputs in parallel. Nereid copies inputs on the instance's own thread, whatever "
      "the count; results are the same (default 0)."},
-    {"min-supported-compute-capability", FLAG_DOUBLE, OPT(min_compute_capability), 0,
-     100,
+    {"min-supported-compute-capability", FLAG_DOUBLE, OPT(min_compute_capability), 0, 100,
      "GPUs whose CUDA compute capability is lower are not used: KIND_GPU groups "
      "leave them out, and a group that lists one fails to load (default 6.0, as "
      "tritonserver)."},
-    {"cuda-virtual-address-size", FLAG_STRING_LIST, OPT(cuda_virtual_address_sizes), 0,
-     0,
+    {"cuda-virtual-address-size", FLAG_STRING_LIST, OPT(cuda_virtual_address_sizes), 0, 0,
      "<GPU id>:<bytes>: tritonserver's virtual address space for growable GPU "
      "buffers of that GPU; repeatable. Accepted and checked; Nereid's implicit state "
      "buffers do not grow in place, so it changes nothing."},

@@ -215,7 +215,8 @@ static grpc_slice config_reply(upb_Arena *a) {
       r ? inference_ModelConfigResponse_mutable_config(r, a) : NULL;
   if (cfg == NULL) abort();
   inference_ModelConfig_set_name(cfg, upb_StringView_FromString("simple"));
-  inference_ModelVersionPolicy *policy = inference_ModelConfig_mutable_version_policy(cfg, a);
+  inference_ModelVersionPolicy *policy =
+      inference_ModelConfig_mutable_version_policy(cfg, a);
   inference_ModelVersionPolicy_Latest *latest =
       policy ? inference_ModelVersionPolicy_mutable_latest(policy, a) : NULL;
   if (latest == NULL) abort();
@@ -242,7 +243,8 @@ static grpc_slice config_reply(upb_Arena *a) {
   inference_ModelInstanceGroup_set_name(g, upb_StringView_FromString("simple"));
   inference_ModelInstanceGroup_set_count(g, 1);
   inference_ModelInstanceGroup_set_kind(g, inference_ModelInstanceGroup_KIND_CPU);
-  inference_ModelOptimizationPolicy *opt = inference_ModelConfig_mutable_optimization(cfg, a);
+  inference_ModelOptimizationPolicy *opt =
+      inference_ModelConfig_mutable_optimization(cfg, a);
   inference_ModelOptimizationPolicy_PinnedMemoryBuffer *pin_in =
       opt ? inference_ModelOptimizationPolicy_mutable_input_pinned_memory(opt, a) : NULL;
   inference_ModelOptimizationPolicy_PinnedMemoryBuffer *pin_out =
