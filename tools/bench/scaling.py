@@ -13,6 +13,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -205,9 +206,8 @@ def svg(results, conns, title):
     against connections on a log axis, one line per configuration."""
     W, H, L, R, T, B = 760, 440, 70, 150, 40, 50
     ymax = max(r["rps"] for r in results) * 1.08
-    step = 10 ** len(str(int(ymax / 5))) / 10
-    while ymax / step > 8:
-        step *= 2
+    step = next(m * 10 ** e for e in range(2, 9) for m in (1, 2, 2.5, 5)
+                if ymax / (m * 10 ** e) <= 8)
     xs = {c: L + (W - L - R) * i / max(1, len(conns) - 1) for i, c in enumerate(conns)}
     y = lambda v: T + (H - T - B) * (1 - v / ymax)  # noqa: E731
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
@@ -261,13 +261,16 @@ def main():
     ap.add_argument("--work", required=True, help="a scratch folder")
     ap.add_argument("--requests", type=int, default=100000, help="per point")
     ap.add_argument("--repeats", type=int, default=2, help="sweeps")
-    ap.add_argument("--inflight", type=int, default=1, help="h2load -m")
+    ap.add_argument("--inflight", type=int, default=64, help="h2load -m")
     ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)),
                     help="the server's cores: sizes the sweep (default: nproc)")
     ap.add_argument("--h2load-threads", type=int, default=0,
                     help="h2load -t (default: cores / 4, at least 1)")
     ap.add_argument("--server-cpus", default="", help="taskset list for the servers")
     ap.add_argument("--client-cpus", default="", help="taskset list for h2load")
+    ap.add_argument("--instances", type=int, default=0,
+                    help="serve a copy of simple with this instance count "
+                    "(default: examples/models as it is, one instance)")
     ap.add_argument("--svg", help="write the chart here")
     ap.add_argument("--json", help="write the raw points here")
     ap.add_argument("--from-json", help="no runs: table and chart from this file")
@@ -282,6 +285,15 @@ def main():
     args.h2load_threads = args.h2load_threads or max(1, n // 4)
     args.server_prefix = ["taskset", "-c", args.server_cpus] if args.server_cpus else []
     args.client_prefix = ["taskset", "-c", args.client_cpus] if args.client_cpus else []
+    if args.instances:  # a repository of simple alone, with N instances
+        models = os.path.join(args.work, "models")
+        shutil.copytree(os.path.join(args.models, "simple"), os.path.join(models, "simple"))
+        config = os.path.join(models, "simple", "config.pbtxt")
+        with open(config) as f:
+            text = f.read()
+        with open(config, "w") as f:
+            f.write(text.replace("kind: KIND_CPU", "count: %d\n    kind: KIND_CPU" % args.instances))
+        args.models = models
     if args.from_json:
         with open(args.from_json) as f:
             results = json.load(f)
@@ -299,11 +311,10 @@ def main():
     print(table(results, args.conns))
     if args.svg:
         with open(args.svg, "w") as f:
-            f.write(svg(results, args.conns, "nereid ModelInfer on simple, h2load -m %d, "
-                        "%d cores (server and h2load share them)"
-                        % (results[0]["inflight"], n) if not args.server_cpus else
-                        "nereid ModelInfer on simple, h2load -m %d, server on cpus %s"
-                        % (results[0]["inflight"], args.server_cpus)))
+            f.write(svg(results, args.conns, "ModelInfer on simple%s, h2load -m %d, %s" % (
+                " (%d instances)" % args.instances if args.instances else "",
+                results[0]["inflight"], "server on cpus " + args.server_cpus
+                if args.server_cpus else "%d cores shared with h2load" % n)))
 
 
 if __name__ == "__main__":
