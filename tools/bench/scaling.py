@@ -85,14 +85,21 @@ def h2load(args, frame, port, n, c):
     return rps, float(mean.group(1)) * scale, int(req.group(1)) + int(req.group(2)), cpu
 
 
+def busy_s():
+    """The host's busy CPU seconds so far, all cores (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / nereid_proc.HZ  # less idle and iowait
+
+
 def point(args, frame, proc, exe, port, c):
     """One measured point against the running server proc."""
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
     t0 = thread_ns(proc.pid)
-    w0 = time.monotonic()
+    w0, b0 = time.monotonic(), busy_s()
     rps, mean, failed, client_cpu = h2load(args, frame, port, args.requests, c)
-    wall = time.monotonic() - w0
+    wall, busy = time.monotonic() - w0, busy_s() - b0
     t1 = thread_ns(proc.pid)
     n = args.requests
     by_kind = dict.fromkeys(KINDS, 0.0)
@@ -102,7 +109,9 @@ def point(args, frame, proc, exe, port, c):
         by_kind[kind(proc.pid, tid, name, exe)] += d / 1e3 / n
         if d / 1e9 / wall > busiest[1]:
             busiest = (name if name != exe else "queue", d / 1e9 / wall)
+    server = sum(by_kind.values()) * n / 1e6
     return {"rps": rps, "mean_us": mean, "failed": failed, "load": float(load),
+            "others_cores": max(0.0, busy - server - client_cpu) / wall,
             "cpu_us": by_kind, "busiest": busiest[0], "busiest_frac": busiest[1],
             "client_us": client_cpu * 1e6 / n, "wall_s": wall}
 
@@ -174,7 +183,8 @@ def table(results, conns):
     the repeats, with req/s's range."""
     head = ["config", "conns", "req/s (median)", "req/s min–max", "mean µs"] + \
         ["%s µs/req" % t for t in KIND_TITLES] + \
-        ["server µs/req", "busiest thread (% of a core)", "h2load µs/req", "load avg"]
+        ["server µs/req", "busiest thread (% of a core)", "h2load µs/req",
+         "others (cores)", "load avg"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cfg in configs(results):
         for c in conns:
@@ -191,6 +201,7 @@ def table(results, conns):
                 ["%.2f" % med(lambda p: sum(p["cpu_us"].values())),
                  "%s %.0f%%" % (busy["busiest"], 100 * med(lambda p: p["busiest_frac"])),
                  "%.2f" % med(lambda p: p["client_us"]),
+                 "–".join("%.1f" % p.get("others_cores", -1) for p in pts),
                  "–".join("%.2f" % p["load"] for p in pts)]
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
