@@ -204,6 +204,16 @@ def table(results, conns):
                  "–".join("%.1f" % p.get("others_cores", -1) for p in pts),
                  "–".join("%.2f" % p["load"] for p in pts)]
             lines.append("| " + " | ".join(row) + " |")
+    spreads = []
+    for cfg in configs(results):
+        for c in conns:
+            rps = [r["rps"] for r in results if r["config"] == cfg and r["conns"] == c]
+            if len(rps) > 1:
+                spreads.append((max(rps) - min(rps)) / statistics.median(rps))
+    if spreads:
+        lines.append("\nreq/s spread between sweeps, (max - min) / median over the points: "
+                     "median %.0f%%, largest %.0f%%" % (100 * statistics.median(spreads),
+                                                       100 * max(spreads)))
     return "\n".join(lines)
 
 
