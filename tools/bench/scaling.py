@@ -3,8 +3,8 @@
 (--worker-threads, --grpc-threads) and each connection count, and against
 the bare echo server at the same connection counts (the floor). For every
 point: req/s, mean latency, the server's CPU per request by thread kind and
-its busiest thread, h2load's own CPU per request, and the load average
-before the run. Prints a markdown table; writes an SVG line chart and the
+its busiest thread, h2load's own CPU per request, the CPU that other
+processes took meanwhile and the load average before the run. Prints a markdown table; writes an SVG line chart and the
 raw points as JSON where asked. Run it through tools/bench/scaling, which
 builds what it needs."""
 
@@ -277,9 +277,9 @@ def svg(results, conns, title):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", required=True, help="bazel-bin")
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--work", required=True, help="a scratch folder")
+    ap.add_argument("--bin", help="bazel-bin")
+    ap.add_argument("--models", help="the model repository (examples/models)")
+    ap.add_argument("--work", help="a scratch folder")
     ap.add_argument("--requests", type=int, default=100000, help="per point")
     ap.add_argument("--repeats", type=int, default=2, help="sweeps")
     ap.add_argument("--inflight", type=int, default=64, help="h2load -m")
@@ -296,6 +296,8 @@ def main():
     ap.add_argument("--json", help="write the raw points here")
     ap.add_argument("--from-json", help="no runs: table and chart from this file")
     args = ap.parse_args()
+    if not args.from_json and not (args.bin and args.models and args.work):
+        ap.error("--bin, --models and --work are needed to run the sweep")
     # SIGTERM (the wrapper's trap) unwinds like Ctrl-C: the finally blocks
     # stop the running server.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
