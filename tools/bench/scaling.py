@@ -329,8 +329,9 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    with open("/proc/loadavg") as f:
-        print("load average at the end: %s" % " ".join(f.read().split()[:3]))
+    if not args.from_json:
+        with open("/proc/loadavg") as f:
+            print("load average at the end: %s" % " ".join(f.read().split()[:3]))
     print(table(results, args.conns))
     if args.svg:
         with open(args.svg, "w") as f:
