@@ -21,6 +21,7 @@
 #include "server/api/datatype.h"
 #include "server/config/model_config.h"
 #include "server/core/core.h"
+#include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_request.h"
 #include "server/views/model_lookup.h"
 #include "server/model/model_bare.h"
@@ -183,6 +184,11 @@ static void input_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
   }
 }
 
+/* The keys the gRPC frontend reads itself, never a backend's. */
+static const char *const kReservedKeys[] = {"sequence_id", "sequence_start", "sequence_end",
+                                             "priority",    "timeout",
+                                             SRV_AGGREGATE_PARAMETER};
+
 /* What a backend relies on in a request the frontend accepted. */
 static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
   FUZZ_CHECK(r->id != NULL);
@@ -216,6 +222,10 @@ static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request
       known = r->outputs[i] == d->output_names[k];
     FUZZ_CHECK(known);
   }
+  /* Parameters (request_params.h): bounded, typed, none of the server's;
+   * of Triton's keys only the stream's empty-final flag may pass. */
+  fuzz_request_params_check(r, kReservedKeys, sizeof kReservedKeys / sizeof *kReservedKeys,
+                            "triton_enable_empty_final_response");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -141,3 +141,35 @@ void fuzz_load_override_check(const srv_load_override_t *o) {
   }
   FUZZ_CHECK(bytes <= SRV_LOAD_OVERRIDE_BYTES_MAX);
 }
+
+void fuzz_request_params_check(const TRITONBACKEND_Request *r, const char *const *reserved,
+                               size_t reserved_count, const char *triton_ok) {
+  FUZZ_CHECK(r->param_count <= SRV_REQUEST_PARAMS_MAX);
+  FUZZ_CHECK(r->param_count <= r->param_room);
+  FUZZ_CHECK(r->param_count == 0 || r->params != NULL);
+  for (uint32_t i = 0; i < r->param_count; i++) {
+    const struct srv_request_param *p = &r->params[i];
+    FUZZ_CHECK(p->key != NULL);
+    size_t klen = strnlen(p->key, SRV_REQUEST_PARAM_KEY_MAX + 1);
+    FUZZ_CHECK(klen <= SRV_REQUEST_PARAM_KEY_MAX);
+    fuzz_touch(p->key, klen + 1);
+    for (size_t k = 0; k < reserved_count; k++) FUZZ_CHECK(strcmp(p->key, reserved[k]) != 0);
+    if (strncmp(p->key, "triton_", 7) == 0)
+      FUZZ_CHECK(triton_ok != NULL && strcmp(p->key, triton_ok) == 0);
+    switch (p->type) {
+      case TRITONSERVER_PARAMETER_STRING: {
+        FUZZ_CHECK(p->value.s != NULL);
+        size_t slen = strnlen(p->value.s, SRV_REQUEST_PARAM_STRING_MAX + 1);
+        FUZZ_CHECK(slen <= SRV_REQUEST_PARAM_STRING_MAX);
+        fuzz_touch(p->value.s, slen + 1);
+        break;
+      }
+      case TRITONSERVER_PARAMETER_INT:
+      case TRITONSERVER_PARAMETER_BOOL:
+      case TRITONSERVER_PARAMETER_DOUBLE:
+        break;
+      default:
+        FUZZ_CHECK(!"a parameter type of the four");
+    }
+  }
+}
