@@ -220,7 +220,8 @@ static void trace_read_all(srv_server_t *srv, bool http, trace_seen_t seen[READY
 
 static int name_index(upb_StringView model) {
   for (int i = 0; i < NAME_COUNT; i++)
-    if (model.size == strlen(kNames[i]) && memcmp(model.data, kNames[i], model.size) == 0)
+    if (model.size == strlen(kNames[i]) &&
+        (model.size == 0 || memcmp(model.data, kNames[i], model.size) == 0))
       return i;
   return -1;
 }
