@@ -185,9 +185,9 @@ static void input_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
 }
 
 /* The keys the gRPC frontend reads itself, never a backend's. */
-static const char *const kReservedKeys[] = {"sequence_id", "sequence_start", "sequence_end",
-                                             "priority",    "timeout",
-                                             SRV_AGGREGATE_PARAMETER};
+static const char *const kReservedKeys[] = {"sequence_id",  "sequence_start",
+                                            "sequence_end", "priority",
+                                            "timeout",      SRV_AGGREGATE_PARAMETER};
 
 /* What a backend relies on in a request the frontend accepted. */
 static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
@@ -224,7 +224,8 @@ static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request
   }
   /* Parameters (request_params.h): bounded, typed, none of the server's;
    * of Triton's keys only the stream's empty-final flag may pass. */
-  fuzz_request_params_check(r, kReservedKeys, sizeof kReservedKeys / sizeof *kReservedKeys,
+  fuzz_request_params_check(r, kReservedKeys,
+                            sizeof kReservedKeys / sizeof *kReservedKeys,
                             "triton_enable_empty_final_response");
 }
 

@@ -92,19 +92,19 @@ static void models_make(void) {
 
 static volatile unsigned char sink;
 
-/* Every data byte read, as a backend would; inputs are the model's. */
 /* The keys the HTTP frontend reads itself, never a backend's. */
-static const char *const kReservedKeys[] = {"sequence_id", "sequence_start", "sequence_end",
-                                            "priority",    "timeout",
-                                            "binary_data_output"};
+static const char *const kReservedKeys[] = {"sequence_id",  "sequence_start",
+                                            "sequence_end", "priority",
+                                            "timeout",      "binary_data_output"};
 
+/* Every data byte read, as a backend would; inputs are the model's. */
 static void request_walk(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
   unsigned char x = 0;
   FUZZ_CHECK(r->batch_size >= 1);
   /* Parameters (request_params.h): bounded, typed, none of the server's
    * and none of Triton's (triton_*), for infer and generate alike. */
-  fuzz_request_params_check(r, kReservedKeys, sizeof kReservedKeys / sizeof *kReservedKeys,
-                            NULL);
+  fuzz_request_params_check(r, kReservedKeys,
+                            sizeof kReservedKeys / sizeof *kReservedKeys, NULL);
   for (uint32_t i = 0; i < r->input_count; i++) {
     const struct TRITONBACKEND_Input *in = &r->inputs[i];
     bool known = false;

@@ -142,8 +142,9 @@ void fuzz_load_override_check(const srv_load_override_t *o) {
   FUZZ_CHECK(bytes <= SRV_LOAD_OVERRIDE_BYTES_MAX);
 }
 
-void fuzz_request_params_check(const TRITONBACKEND_Request *r, const char *const *reserved,
-                               size_t reserved_count, const char *triton_ok) {
+void fuzz_request_params_check(const TRITONBACKEND_Request *r,
+                               const char *const *reserved, size_t reserved_count,
+                               const char *triton_ok) {
   FUZZ_CHECK(r->param_count <= SRV_REQUEST_PARAMS_MAX);
   FUZZ_CHECK(r->param_count <= r->param_room);
   FUZZ_CHECK(r->param_count == 0 || r->params != NULL);
@@ -153,7 +154,8 @@ void fuzz_request_params_check(const TRITONBACKEND_Request *r, const char *const
     size_t klen = strnlen(p->key, SRV_REQUEST_PARAM_KEY_MAX + 1);
     FUZZ_CHECK(klen <= SRV_REQUEST_PARAM_KEY_MAX);
     fuzz_touch(p->key, klen + 1);
-    for (size_t k = 0; k < reserved_count; k++) FUZZ_CHECK(strcmp(p->key, reserved[k]) != 0);
+    for (size_t k = 0; k < reserved_count; k++)
+      FUZZ_CHECK(strcmp(p->key, reserved[k]) != 0);
     if (strncmp(p->key, "triton_", 7) == 0)
       FUZZ_CHECK(triton_ok != NULL && strcmp(p->key, triton_ok) == 0);
     switch (p->type) {

@@ -50,7 +50,8 @@ void fuzz_load_override_check(const srv_load_override_t *o);
  *  "triton_" unless it is `triton_ok` (NULL: none); a type of the four
  *  (STRING, INT, BOOL, DOUBLE), a STRING value there, NUL-terminated
  *  within SRV_REQUEST_PARAM_STRING_MAX bytes and every byte readable. */
-void fuzz_request_params_check(const TRITONBACKEND_Request *r, const char *const *reserved,
-                               size_t reserved_count, const char *triton_ok);
+void fuzz_request_params_check(const TRITONBACKEND_Request *r,
+                               const char *const *reserved, size_t reserved_count,
+                               const char *triton_ok);
 
 #endif

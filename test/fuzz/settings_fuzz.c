@@ -106,7 +106,8 @@ static long long number_of(const char *s, size_t n) {
 
 static uint32_t level_bit(const char *s, size_t n) {
   if (n == 3 && memcmp(s, "OFF", 3) == 0) return 0;
-  if (n == 10 && memcmp(s, "TIMESTAMPS", 10) == 0) return TRITONSERVER_TRACE_LEVEL_TIMESTAMPS;
+  if (n == 10 && memcmp(s, "TIMESTAMPS", 10) == 0)
+    return TRITONSERVER_TRACE_LEVEL_TIMESTAMPS;
   FUZZ_CHECK(n == 7 && memcmp(s, "TENSORS", 7) == 0);
   return TRITONSERVER_TRACE_LEVEL_TENSORS;
 }
@@ -115,8 +116,8 @@ static uint32_t level_bit(const char *s, size_t n) {
 static upb_StringView response_one(const inference_TraceSettingResponse *m,
                                    const char *key) {
   inference_TraceSettingResponse_SettingValue *v = NULL;
-  FUZZ_CHECK(inference_TraceSettingResponse_settings_get(m, upb_StringView_FromString(key),
-                                                         &v));
+  FUZZ_CHECK(
+      inference_TraceSettingResponse_settings_get(m, upb_StringView_FromString(key), &v));
   size_t n;
   const upb_StringView *values = inference_TraceSettingResponse_SettingValue_value(v, &n);
   FUZZ_CHECK(n == 1);
@@ -258,13 +259,15 @@ static void trace_grpc_run(srv_server_t *srv, const char *body, size_t len) {
   srv_view_trace_item_t *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *items);
   FUZZ_CHECK(items != NULL);
   const inference_TraceSettingRequest_SettingsEntry *e;
-  while (count < n && (e = inference_TraceSettingRequest_settings_next(req, &iter)) != NULL) {
+  while (count < n &&
+         (e = inference_TraceSettingRequest_settings_next(req, &iter)) != NULL) {
     const inference_TraceSettingRequest_SettingValue *v =
         inference_TraceSettingRequest_SettingsEntry_value(e);
     srv_view_trace_item_t *it = &items[count++];
     it->name = inference_TraceSettingRequest_SettingsEntry_key(e);
-    it->values = v != NULL ? inference_TraceSettingRequest_SettingValue_value(v, &it->count)
-                           : NULL;
+    it->values = v != NULL
+                     ? inference_TraceSettingRequest_SettingValue_value(v, &it->count)
+                     : NULL;
     if (v == NULL) it->count = 0;
   }
   upb_StringView model = inference_TraceSettingRequest_model_name(req);
@@ -310,19 +313,22 @@ static void trace_http_run(srv_server_t *srv, int name, const char *body, size_t
 
 /* ---- log settings -------------------------------------------------------- */
 
-static void log_bounds_check(const srv_log_settings_t *s, const srv_log_settings_t *start) {
+static void log_bounds_check(const srv_log_settings_t *s,
+                             const srv_log_settings_t *start) {
   FUZZ_CHECK(strcmp(s->file, start->file) == 0); /* never from the network */
   FUZZ_CHECK(s->verbose >= 0);
   FUZZ_CHECK(s->format == SRV_LOG_FORMAT_DEFAULT || s->format == SRV_LOG_FORMAT_ISO8601);
 }
 
 static bool log_same(const srv_log_settings_t *x, const srv_log_settings_t *y) {
-  return strcmp(x->file, y->file) == 0 && x->info == y->info && x->warning == y->warning &&
-         x->error == y->error && x->verbose == y->verbose && x->format == y->format;
+  return strcmp(x->file, y->file) == 0 && x->info == y->info &&
+         x->warning == y->warning && x->error == y->error && x->verbose == y->verbose &&
+         x->format == y->format;
 }
 
 /* A LogSettingsResponse read as settings (every one of the six there). */
-static void log_of_response(const inference_LogSettingsResponse *m, srv_log_settings_t *out) {
+static void log_of_response(const inference_LogSettingsResponse *m,
+                            srv_log_settings_t *out) {
   memset(out, 0, sizeof *out);
   FUZZ_CHECK(inference_LogSettingsResponse_settings_size(m) == SRV_LOG_SETTING_COUNT);
   inference_LogSettingsResponse_SettingValue *v[SRV_LOG_SETTING_COUNT];
@@ -390,7 +396,8 @@ static void log_grpc_run(const srv_log_settings_t *start, const char *body, size
     if (st != NULL) {
       FUZZ_CHECK(m == NULL);
       grpc_status_code code = srv_status_code(st);
-      FUZZ_CHECK(code == GRPC_STATUS_INVALID_ARGUMENT || code == GRPC_STATUS_UNIMPLEMENTED);
+      FUZZ_CHECK(code == GRPC_STATUS_INVALID_ARGUMENT ||
+                 code == GRPC_STATUS_UNIMPLEMENTED);
       fuzz_status_check(st, NULL);
     } else {
       log_of_response(m, &answer);
