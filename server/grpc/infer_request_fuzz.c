@@ -71,26 +71,7 @@ enum { MODEL_COUNT = sizeof kModels / sizeof kModels[0] };
 static srv_server_t *server_get(void) {
   static srv_server_t srv;
   if (srv.registry != NULL) return &srv;
-  static srv_model_t *models[MODEL_COUNT];
-  srv_registry_entry_t entries[MODEL_COUNT];
-  memset(entries, 0, sizeof entries);
-  upb_Arena *a = upb_Arena_New();
-  for (size_t i = 0; i < MODEL_COUNT; i++) {
-    char err[256];
-    inference_ModelConfig *c = cfg_model_config_parse(kModels[i], strlen(kModels[i]),
-                                                      "model", a, err, sizeof err);
-    if (c == NULL) fprintf(stderr, "%s\n", err);
-    FUZZ_CHECK(c != NULL);
-    upb_StringView name = inference_ModelConfig_name(c);
-    entries[i].name = strndup(name.data, name.size);
-    FUZZ_CHECK(srv_model_bare_new(entries[i].name, c, &models[i]) == NULL);
-    entries[i].state = SRV_MODEL_STATE_READY;
-    entries[i].versions = &models[i];
-    entries[i].version_count = 1;
-  }
-  upb_Arena_Free(a);
-  srv.registry = srv_registry_new();
-  srv_registry_publish(srv.registry, entries, MODEL_COUNT);
+  fuzz_registry_make(&srv, kModels, MODEL_COUNT);
   /* One system region, "fuzz_region" (4096 bytes), for tensors that name
    * shared memory; its object is unlinked at once, the mapping stays. */
   srv.shm = srv_shm_new(true);
@@ -103,7 +84,6 @@ static srv_server_t *server_get(void) {
   FUZZ_CHECK(st == NULL);
   shm_unlink(key);
   close(fd);
-  for (size_t i = 0; i < MODEL_COUNT; i++) free(entries[i].name);
   return &srv;
 }
 

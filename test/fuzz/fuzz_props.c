@@ -1,6 +1,8 @@
 /* Properties shared by the fuzz targets (see fuzz_props.h). */
 #include "test/fuzz/fuzz_props.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/config/model_config.h"
@@ -174,4 +176,30 @@ void fuzz_request_params_check(const TRITONBACKEND_Request *r,
         FUZZ_CHECK(!"a parameter type of the four");
     }
   }
+}
+
+void fuzz_registry_make(srv_server_t *srv, const char *const *configs, size_t n) {
+  static srv_model_t *models[FUZZ_MODELS_MAX];
+  static size_t made;
+  FUZZ_CHECK(n <= FUZZ_MODELS_MAX - made);
+  srv_registry_entry_t entries[FUZZ_MODELS_MAX];
+  memset(entries, 0, sizeof entries);
+  upb_Arena *a = upb_Arena_New();
+  for (size_t i = 0; i < n; i++) {
+    char err[256];
+    inference_ModelConfig *c = cfg_model_config_parse(configs[i], strlen(configs[i]),
+                                                      "model", a, err, sizeof err);
+    if (c == NULL) fprintf(stderr, "%s\n", err);
+    FUZZ_CHECK(c != NULL);
+    upb_StringView name = inference_ModelConfig_name(c);
+    entries[i].name = strndup(name.data, name.size);
+    FUZZ_CHECK(srv_model_bare_new(entries[i].name, c, &models[made]) == NULL);
+    entries[i].state = SRV_MODEL_STATE_READY;
+    entries[i].versions = &models[made++];
+    entries[i].version_count = 1;
+  }
+  upb_Arena_Free(a);
+  srv->registry = srv_registry_new();
+  srv_registry_publish(srv->registry, entries, n);
+  for (size_t i = 0; i < n; i++) free(entries[i].name);
 }

@@ -30,9 +30,7 @@
 
 #include "grpc_service.upb.h"
 #include "server/common/log.h"
-#include "server/config/model_config.h"
 #include "server/core/core.h"
-#include "server/model/model_bare.h"
 #include "server/trace/tracer.h"
 #include "server/views/http_views.h"
 #include "server/views/log_view.h"
@@ -60,27 +58,7 @@ enum { MODEL_COUNT = sizeof kModels / sizeof kModels[0] };
 static srv_server_t *server_get(void) {
   static srv_server_t srv;
   if (srv.registry != NULL) return &srv;
-  static srv_model_t *models[MODEL_COUNT];
-  srv_registry_entry_t entries[MODEL_COUNT];
-  memset(entries, 0, sizeof entries);
-  upb_Arena *a = upb_Arena_New();
-  for (size_t i = 0; i < MODEL_COUNT; i++) {
-    char err[256];
-    inference_ModelConfig *c = cfg_model_config_parse(kModels[i], strlen(kModels[i]),
-                                                      "model", a, err, sizeof err);
-    if (c == NULL) fprintf(stderr, "%s\n", err);
-    FUZZ_CHECK(c != NULL);
-    upb_StringView name = inference_ModelConfig_name(c);
-    entries[i].name = strndup(name.data, name.size);
-    FUZZ_CHECK(srv_model_bare_new(entries[i].name, c, &models[i]) == NULL);
-    entries[i].state = SRV_MODEL_STATE_READY;
-    entries[i].versions = &models[i];
-    entries[i].version_count = 1;
-  }
-  upb_Arena_Free(a);
-  srv.registry = srv_registry_new();
-  srv_registry_publish(srv.registry, entries, MODEL_COUNT);
-  for (size_t i = 0; i < MODEL_COUNT; i++) free(entries[i].name);
+  fuzz_registry_make(&srv, kModels, MODEL_COUNT);
   return &srv;
 }
 
@@ -253,23 +231,8 @@ static void trace_grpc_run(srv_server_t *srv, const char *body, size_t len) {
     return;
   }
   /* As srv_rpc_trace_setting makes them. */
-  size_t n = inference_TraceSettingRequest_settings_size(req), count = 0,
-         iter = kUpb_Map_Begin;
-  if (n > SRV_VIEW_TRACE_SETTINGS_MAX) n = SRV_VIEW_TRACE_SETTINGS_MAX + 1;
-  srv_view_trace_item_t *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *items);
-  FUZZ_CHECK(items != NULL);
-  const inference_TraceSettingRequest_SettingsEntry *e;
-  while (count < n &&
-         (e = inference_TraceSettingRequest_settings_next(req, &iter)) != NULL) {
-    const inference_TraceSettingRequest_SettingValue *v =
-        inference_TraceSettingRequest_SettingsEntry_value(e);
-    srv_view_trace_item_t *it = &items[count++];
-    it->name = inference_TraceSettingRequest_SettingsEntry_key(e);
-    it->values = v != NULL
-                     ? inference_TraceSettingRequest_SettingValue_value(v, &it->count)
-                     : NULL;
-    if (v == NULL) it->count = 0;
-  }
+  size_t count;
+  srv_view_trace_item_t *items = srv_view_trace_items(req, a, &count);
   upb_StringView model = inference_TraceSettingRequest_model_name(req);
   trace_seen_t before[READY_COUNT], after[READY_COUNT];
   trace_read_all(srv, false, before);
