@@ -2,8 +2,8 @@
  * byte picks the decoder (`% 4`) and, for HTTP trace settings, the model
  * (`/ 4 % 4`: none, simple, other, missing); the rest is the body.
  *  0. gRPC TraceSetting: a serialized TraceSettingRequest, decoded as the
- *     RPC decodes it, its map turned into items as srv_rpc_trace_setting
- *     does (server/grpc/server_rpcs.c), then srv_view_trace_setting.
+ *     RPC decodes it, its map turned into items by srv_view_trace_items
+ *     (as srv_rpc_trace_setting does), then srv_view_trace_setting.
  *  1. HTTP trace setting: srv_http_trace_setting with the JSON body.
  *  2. gRPC LogSettings: a serialized LogSettingsRequest,
  *     srv_view_log_settings.
@@ -230,7 +230,7 @@ static void trace_grpc_run(srv_server_t *srv, const char *body, size_t len) {
     upb_Arena_Free(a);
     return;
   }
-  /* As srv_rpc_trace_setting makes them. */
+  /* As srv_rpc_trace_setting takes them. */
   size_t count;
   srv_view_trace_item_t *items = srv_view_trace_items(req, a, &count);
   upb_StringView model = inference_TraceSettingRequest_model_name(req);
