@@ -244,7 +244,9 @@ static srv_status_t *inputs_count_check(const srv_model_t *m,
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     names[i] = (srv_input_name_t){name.data, name.size};
     for (size_t j = 0; j < i; j++) {
-      if (names[j].len == name.size && memcmp(names[j].s, name.data, name.size) == 0) {
+      /* An empty name's data may be NULL: memcmp may not be given it. */
+      if (names[j].len == name.size &&
+          (name.size == 0 || memcmp(names[j].s, name.data, name.size) == 0)) {
         char q[SRV_QUOTE_SIZE];
         return BAD("input '%s' already exists in request for model '%s'",
                    srv_quote(q, name.data, name.size), srv_model_name(m));

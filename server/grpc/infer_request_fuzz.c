@@ -21,6 +21,7 @@
 #include "server/api/datatype.h"
 #include "server/config/model_config.h"
 #include "server/core/core.h"
+#include "server/grpc/infer_aggregate.h"
 #include "server/grpc/infer_request.h"
 #include "server/views/model_lookup.h"
 #include "server/model/model_bare.h"
@@ -70,26 +71,7 @@ enum { MODEL_COUNT = sizeof kModels / sizeof kModels[0] };
 static srv_server_t *server_get(void) {
   static srv_server_t srv;
   if (srv.registry != NULL) return &srv;
-  static srv_model_t *models[MODEL_COUNT];
-  srv_registry_entry_t entries[MODEL_COUNT];
-  memset(entries, 0, sizeof entries);
-  upb_Arena *a = upb_Arena_New();
-  for (size_t i = 0; i < MODEL_COUNT; i++) {
-    char err[256];
-    inference_ModelConfig *c = cfg_model_config_parse(kModels[i], strlen(kModels[i]),
-                                                      "model", a, err, sizeof err);
-    if (c == NULL) fprintf(stderr, "%s\n", err);
-    FUZZ_CHECK(c != NULL);
-    upb_StringView name = inference_ModelConfig_name(c);
-    entries[i].name = strndup(name.data, name.size);
-    FUZZ_CHECK(srv_model_bare_new(entries[i].name, c, &models[i]) == NULL);
-    entries[i].state = SRV_MODEL_STATE_READY;
-    entries[i].versions = &models[i];
-    entries[i].version_count = 1;
-  }
-  upb_Arena_Free(a);
-  srv.registry = srv_registry_new();
-  srv_registry_publish(srv.registry, entries, MODEL_COUNT);
+  fuzz_registry_make(&srv, kModels, MODEL_COUNT);
   /* One system region, "fuzz_region" (4096 bytes), for tensors that name
    * shared memory; its object is unlinked at once, the mapping stays. */
   srv.shm = srv_shm_new(true);
@@ -102,7 +84,6 @@ static srv_server_t *server_get(void) {
   FUZZ_CHECK(st == NULL);
   shm_unlink(key);
   close(fd);
-  for (size_t i = 0; i < MODEL_COUNT; i++) free(entries[i].name);
   return &srv;
 }
 
@@ -183,6 +164,11 @@ static void input_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *
   }
 }
 
+/* The keys the gRPC frontend reads itself, never a backend's. */
+static const char *const kReservedKeys[] = {"sequence_id",  "sequence_start",
+                                            "sequence_end", "priority",
+                                            "timeout",      SRV_AGGREGATE_PARAMETER};
+
 /* What a backend relies on in a request the frontend accepted. */
 static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
   FUZZ_CHECK(r->id != NULL);
@@ -216,6 +202,11 @@ static void request_check(const srv_model_desc_t *d, const TRITONBACKEND_Request
       known = r->outputs[i] == d->output_names[k];
     FUZZ_CHECK(known);
   }
+  /* Parameters (request_params.h): bounded, typed, none of the server's;
+   * of Triton's keys only the stream's empty-final flag may pass. */
+  fuzz_request_params_check(r, kReservedKeys,
+                            sizeof kReservedKeys / sizeof *kReservedKeys,
+                            "triton_enable_empty_final_response");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

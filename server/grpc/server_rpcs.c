@@ -67,25 +67,8 @@ void srv_rpc_trace_setting(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_TraceSettingRequest, "TraceSetting",
                            request, len);
   upb_Arena *a = srv_call_arena(call);
-  /* The map's entries as the view's items, in the call's arena. */
-  size_t n = inference_TraceSettingRequest_settings_size(req), count = 0,
-         iter = kUpb_Map_Begin;
-  /* Bounded before the items are sized (the view says why). */
-  if (n > SRV_VIEW_TRACE_SETTINGS_MAX) n = SRV_VIEW_TRACE_SETTINGS_MAX + 1;
-  srv_view_trace_item_t *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *items);
-  if (items == NULL) SRV_FATAL("out of memory");
-  const inference_TraceSettingRequest_SettingsEntry *e;
-  while (count < n &&
-         (e = inference_TraceSettingRequest_settings_next(req, &iter)) != NULL) {
-    const inference_TraceSettingRequest_SettingValue *v =
-        inference_TraceSettingRequest_SettingsEntry_value(e);
-    srv_view_trace_item_t *it = &items[count++];
-    it->name = inference_TraceSettingRequest_SettingsEntry_key(e);
-    it->values = v != NULL
-                     ? inference_TraceSettingRequest_SettingValue_value(v, &it->count)
-                     : NULL;
-    if (v == NULL) it->count = 0;
-  }
+  size_t count;
+  srv_view_trace_item_t *items = srv_view_trace_items(req, a, &count);
   inference_TraceSettingResponse *reply = NULL;
   srv_status_t *st = srv_view_trace_setting(srv_call_server(call),
                                             inference_TraceSettingRequest_model_name(req),

@@ -26,6 +26,7 @@
 #include "server/http/infer_json.h"
 #include "server/model/model_bare.h"
 #include "test/fuzz/fuzz.h"
+#include "test/fuzz/fuzz_props.h"
 
 static const char *const kModels[] = {
     "name: 'simple' backend: 'fuzz' max_batch_size: 8\n"
@@ -91,10 +92,19 @@ static void models_make(void) {
 
 static volatile unsigned char sink;
 
+/* The keys the HTTP frontend reads itself, never a backend's. */
+static const char *const kReservedKeys[] = {"sequence_id",  "sequence_start",
+                                            "sequence_end", "priority",
+                                            "timeout",      "binary_data_output"};
+
 /* Every data byte read, as a backend would; inputs are the model's. */
 static void request_walk(const srv_model_desc_t *d, const TRITONBACKEND_Request *r) {
   unsigned char x = 0;
   FUZZ_CHECK(r->batch_size >= 1);
+  /* Parameters (request_params.h): bounded, typed, none of the server's
+   * and none of Triton's (triton_*), for infer and generate alike. */
+  fuzz_request_params_check(r, kReservedKeys,
+                            sizeof kReservedKeys / sizeof *kReservedKeys, NULL);
   for (uint32_t i = 0; i < r->input_count; i++) {
     const struct TRITONBACKEND_Input *in = &r->inputs[i];
     bool known = false;

@@ -54,6 +54,29 @@ static inference_TraceSettingResponse *settings_message(const srv_trace_view_t *
   return m;
 }
 
+srv_view_trace_item_t *srv_view_trace_items(const inference_TraceSettingRequest *req,
+                                            upb_Arena *a, size_t *count) {
+  size_t n = inference_TraceSettingRequest_settings_size(req), iter = kUpb_Map_Begin;
+  /* Bounded before the items are sized (views.h says why). */
+  if (n > SRV_VIEW_TRACE_SETTINGS_MAX) n = SRV_VIEW_TRACE_SETTINGS_MAX + 1;
+  srv_view_trace_item_t *items = upb_Arena_Malloc(a, (n ? n : 1) * sizeof *items);
+  if (items == NULL) SRV_FATAL("out of memory");
+  const inference_TraceSettingRequest_SettingsEntry *e;
+  *count = 0;
+  while (*count < n &&
+         (e = inference_TraceSettingRequest_settings_next(req, &iter)) != NULL) {
+    const inference_TraceSettingRequest_SettingValue *v =
+        inference_TraceSettingRequest_SettingsEntry_value(e);
+    srv_view_trace_item_t *it = &items[(*count)++];
+    it->name = inference_TraceSettingRequest_SettingsEntry_key(e);
+    it->values = v != NULL
+                     ? inference_TraceSettingRequest_SettingValue_value(v, &it->count)
+                     : NULL;
+    if (v == NULL) it->count = 0;
+  }
+  return items;
+}
+
 srv_status_t *srv_view_trace_setting(srv_server_t *srv, upb_StringView model,
                                      const srv_view_trace_item_t *items, size_t count,
                                      upb_Arena *a, inference_TraceSettingResponse **out) {

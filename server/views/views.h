@@ -71,6 +71,12 @@ typedef struct {
   size_t count;
 } srv_view_trace_item_t;
 
+/** The settings of a TraceSetting request as items in `a` (*count of
+ *  them), at most one past SRV_VIEW_TRACE_SETTINGS_MAX however many it has;
+ *  names and values alias the request's. */
+srv_view_trace_item_t *srv_view_trace_items(const inference_TraceSettingRequest *req,
+                                            upb_Arena *a, size_t *count);
+
 /** TraceSetting (gRPC) and GET/POST .../trace/setting (HTTP): applies
  *  `items` to the global setting (model empty) or to the model's, all or
  *  nothing, then answers every setting in force for it (Triton's names:

@@ -1,6 +1,8 @@
 /* Properties shared by the fuzz targets (see fuzz_props.h). */
 #include "test/fuzz/fuzz_props.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/config/model_config.h"
@@ -140,4 +142,64 @@ void fuzz_load_override_check(const srv_load_override_t *o) {
     bytes += o->files[i].size;
   }
   FUZZ_CHECK(bytes <= SRV_LOAD_OVERRIDE_BYTES_MAX);
+}
+
+void fuzz_request_params_check(const TRITONBACKEND_Request *r,
+                               const char *const *reserved, size_t reserved_count,
+                               const char *triton_ok) {
+  FUZZ_CHECK(r->param_count <= SRV_REQUEST_PARAMS_MAX);
+  FUZZ_CHECK(r->param_count <= r->param_room);
+  FUZZ_CHECK(r->param_count == 0 || r->params != NULL);
+  for (uint32_t i = 0; i < r->param_count; i++) {
+    const struct srv_request_param *p = &r->params[i];
+    FUZZ_CHECK(p->key != NULL);
+    size_t klen = strnlen(p->key, SRV_REQUEST_PARAM_KEY_MAX + 1);
+    FUZZ_CHECK(klen <= SRV_REQUEST_PARAM_KEY_MAX);
+    fuzz_touch(p->key, klen + 1);
+    for (size_t k = 0; k < reserved_count; k++)
+      FUZZ_CHECK(strcmp(p->key, reserved[k]) != 0);
+    if (strncmp(p->key, "triton_", 7) == 0)
+      FUZZ_CHECK(triton_ok != NULL && strcmp(p->key, triton_ok) == 0);
+    switch (p->type) {
+      case TRITONSERVER_PARAMETER_STRING: {
+        FUZZ_CHECK(p->value.s != NULL);
+        size_t slen = strnlen(p->value.s, SRV_REQUEST_PARAM_STRING_MAX + 1);
+        FUZZ_CHECK(slen <= SRV_REQUEST_PARAM_STRING_MAX);
+        fuzz_touch(p->value.s, slen + 1);
+        break;
+      }
+      case TRITONSERVER_PARAMETER_INT:
+      case TRITONSERVER_PARAMETER_BOOL:
+      case TRITONSERVER_PARAMETER_DOUBLE:
+        break;
+      default:
+        FUZZ_CHECK(!"a parameter type of the four");
+    }
+  }
+}
+
+void fuzz_registry_make(srv_server_t *srv, const char *const *configs, size_t n) {
+  static srv_model_t *models[FUZZ_MODELS_MAX];
+  static size_t made;
+  FUZZ_CHECK(n <= FUZZ_MODELS_MAX - made);
+  srv_registry_entry_t entries[FUZZ_MODELS_MAX];
+  memset(entries, 0, sizeof entries);
+  upb_Arena *a = upb_Arena_New();
+  for (size_t i = 0; i < n; i++) {
+    char err[256];
+    inference_ModelConfig *c = cfg_model_config_parse(configs[i], strlen(configs[i]),
+                                                      "model", a, err, sizeof err);
+    if (c == NULL) fprintf(stderr, "%s\n", err);
+    FUZZ_CHECK(c != NULL);
+    upb_StringView name = inference_ModelConfig_name(c);
+    entries[i].name = strndup(name.data, name.size);
+    FUZZ_CHECK(srv_model_bare_new(entries[i].name, c, &models[made]) == NULL);
+    entries[i].state = SRV_MODEL_STATE_READY;
+    entries[i].versions = &models[made++];
+    entries[i].version_count = 1;
+  }
+  upb_Arena_Free(a);
+  srv->registry = srv_registry_new();
+  srv_registry_publish(srv->registry, entries, n);
+  for (size_t i = 0; i < n; i++) free(entries[i].name);
 }

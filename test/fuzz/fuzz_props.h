@@ -42,4 +42,23 @@ void fuzz_config_override_check(const char *name, const char *json, size_t len);
  *  (fuzz_touch). */
 void fuzz_load_override_check(const srv_load_override_t *o);
 
+/** Publishes in srv (a server with nothing else) a new registry of the
+ *  models `configs` (config.pbtxt texts, at most FUZZ_MODELS_MAX in the
+ *  process), each READY with one version made by srv_model_bare_new.
+ *  Never freed: reachable, so LeakSanitizer is content. */
+#define FUZZ_MODELS_MAX 16
+void fuzz_registry_make(srv_server_t *srv, const char *const *configs, size_t n);
+
+/** The parameters an accepted request hands to backends (request_params.h,
+ *  TRITONBACKEND_RequestParameter): at most SRV_REQUEST_PARAMS_MAX and
+ *  within the room reserved; each key there, of at most
+ *  SRV_REQUEST_PARAM_KEY_MAX bytes, none of the `reserved_count` keys in
+ *  `reserved` (those the frontend reads itself) and none starting with
+ *  "triton_" unless it is `triton_ok` (NULL: none); a type of the four
+ *  (STRING, INT, BOOL, DOUBLE), a STRING value there, NUL-terminated
+ *  within SRV_REQUEST_PARAM_STRING_MAX bytes and every byte readable. */
+void fuzz_request_params_check(const TRITONBACKEND_Request *r,
+                               const char *const *reserved, size_t reserved_count,
+                               const char *triton_ok);
+
 #endif
