@@ -196,6 +196,11 @@ static bool call_ended_by_grpc(const srv_call_t *c) {
   return gpr_time_cmp(gpr_now(deadline.clock_type), deadline) >= 0;
 }
 
+bool srv_call_has_deadline(const srv_call_t *c) {
+  gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
+  return gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) != 0;
+}
+
 /* Sends nothing: only receives the close (unless a batch of its own
  * already does), so that the call ends when gRPC has finished with it. */
 static void call_end_silently(srv_call_t *c) {

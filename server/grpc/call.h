@@ -58,6 +58,10 @@ enum { SRV_CALL_CANCELLED = 0x80 };
  *  on_message first. The call's actor; once per call. */
 void srv_call_watch_cancel(srv_call_t *call);
 
+/** Whether the client gave the call a deadline (grpc-timeout). The call's
+ *  actor. */
+bool srv_call_has_deadline(const srv_call_t *call);
+
 /** The call's actor: where other actors send messages for it. */
 act_actor_t *srv_call_actor(srv_call_t *call);
 

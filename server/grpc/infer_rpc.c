@@ -296,8 +296,11 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   r->queue_start_ns = act_now_ns();
   srv_call_on_message(call, infer_on_message, x);
   /* Aggregated decoupled responses may take long without a poll: watched
-   * at once. Other requests are watched once they wait or a backend polls. */
-  if (aggregate) {
+   * at once. So is a call with a deadline: when it expires with no batch of
+   * ours on the call, gRPC ends the stream alone and the client may read
+   * CANCELLED (or UNAVAILABLE) instead of DEADLINE_EXCEEDED. Other requests
+   * are watched once they wait or a backend polls. */
+  if (aggregate || srv_call_has_deadline(call)) {
     srv_call_watch_cancel(call);
   } else {
     x->lazy = true;
