@@ -315,12 +315,20 @@ static void frame_activate(srv_model_t *m, ens_frame_t *f) {
   frame_check(e, f);
 }
 
+/* The step's time ends at its last answer, not at its release: the next
+ * step may already run then, and the per-step times of a chain must not
+ * overlap. */
+static void step_answered(ens_step_t *x) {
+  x->answered = true;
+  x->answer_ns = act_now_ns();
+}
+
 static void step_finish_if_done(srv_model_t *m, ens_step_t *x) {
   if (x->finished || !x->answered || !x->released || srv_request_cancel_out(&x->req))
     return;
   x->finished = true;
   ens_frame_t *f = x->frame;
-  srv_duration_add(&m->stats.steps[x->index].time, act_now_ns() - x->start_ns);
+  srv_duration_add(&m->stats.steps[x->index].time, x->answer_ns - x->start_ns);
   srv_infer_state_unref(x->req.state);
   f->running--;
   f->pending--;
@@ -452,7 +460,7 @@ static void step_response(srv_model_t *m, TRITONBACKEND_Response *r) {
     srv_response_free(r);
     return;
   }
-  if (final) x->answered = true;
+  if (final) step_answered(x);
   if (f->run->error != NULL) {
     srv_response_free(r);
   } else if (r->error != NULL) {
@@ -481,7 +489,7 @@ static void step_response(srv_model_t *m, TRITONBACKEND_Response *r) {
 static void step_final_flags(srv_model_t *m, srv_final_msg_t *fm) {
   ens_step_t *x = fm->state->owner_data;
   if (srv_final_flags_take(&fm->msg) & TRITONSERVER_RESPONSE_COMPLETE_FINAL)
-    x->answered = true;
+    step_answered(x);
   step_finish_if_done(m, x);
 }
 
@@ -490,7 +498,7 @@ static void step_released(srv_model_t *m, ens_step_t *x) {
   /* Nothing can answer any more when no response, message or factory
    * holds the state but ours: a backend that released without answering. */
   if (!x->answered && srv_infer_state_only_held(x->req.state, 1)) {
-    x->answered = true;
+    step_answered(x);
     run_fail(m, x->frame->run, TRITONSERVER_ERROR_INTERNAL,
              "in ensemble '%s', step %u: model '%s' released the request without an "
              "answer",

@@ -35,7 +35,7 @@ typedef struct {
   struct ens_frame *frame;
   TRITONBACKEND_Input *inputs; /* in the frame's block */
   uint32_t index;              /* the step's */
-  uint64_t start_ns;
+  uint64_t start_ns, answer_ns; /* the send; the last answer */
   bool started, answered, released, finished;
 } ens_step_t;
 
