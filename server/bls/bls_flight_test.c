@@ -355,6 +355,7 @@ int main(void) {
   /* The registry's reference, never dropped: requests take and drop theirs. */
   atomic_init(&stand_in.refs, 1);
   stand_in.output_names = no_outputs;
+  srv_stats_init(&stand_in.stats, 1); /* enqueue counts into its pending gauge */
   act_actor_init(&stand_in.actor, srv.runtime, stand_in_behaviour, &stand_in);
   TRITONSERVER_ResponseAllocatorNew(&allocator, never_alloc, NULL, NULL);
   static const unit_case_t cases[] = {
@@ -370,5 +371,6 @@ int main(void) {
   act_runtime_quiesce(srv.runtime);
   act_runtime_free(srv.runtime);
   TRITONSERVER_ResponseAllocatorDelete(allocator);
+  srv_stats_free(&stand_in.stats);
   return rc;
 }

@@ -24,6 +24,12 @@
 #define OK(call) CHECK((call) == NULL)
 #define FINAL TRITONSERVER_RESPONSE_COMPLETE_FINAL
 
+static uint64_t success_count(srv_model_t *m) {
+  srv_stats_totals_t t;
+  srv_stats_totals(&m->stats, &t);
+  return t.success.count;
+}
+
 static struct {
   srv_options_t opt;
   srv_server_t srv;
@@ -197,7 +203,7 @@ static srv_model_t *model(const char *name) {
 static void test_simple_infer(void) {
   srv_model_t *m = model("simple");
   REQUIRE(m != NULL);
-  uint64_t success = srv_stat_load(&m->stats.success.count);
+  uint64_t success = success_count(m);
   int starts_before = atomic_load(&starts);
   call_t c;
   call_init(&c, 7);
@@ -230,7 +236,7 @@ static void test_simple_infer(void) {
   check_output(resp, 1, "OUTPUT1", &c, true);
   OK(TRITONSERVER_InferenceResponseParameterCount(resp, &n));
   CHECK_EQ_U64(n, 0);
-  CHECK_EQ_U64(srv_stat_load(&m->stats.success.count), success + 1);
+  CHECK_EQ_U64(success_count(m), success + 1);
   /* Released, the request is the caller's again: reuse it, one output. */
   OK(TRITONSERVER_InferenceRequestRemoveAllRequestedOutputs(r));
   OK(TRITONSERVER_InferenceRequestAddRequestedOutput(r, "OUTPUT1"));
@@ -823,12 +829,12 @@ static void *client_thread(void *arg) {
 static void test_concurrent_clients(void) {
   srv_model_t *m = model("simple");
   REQUIRE(m != NULL);
-  uint64_t success = srv_stat_load(&m->stats.success.count);
+  uint64_t success = success_count(m);
   pthread_t t[THREADS];
   for (intptr_t i = 0; i < THREADS; i++)
     pthread_create(&t[i], NULL, client_thread, (void *)(i + 1));
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
-  CHECK_EQ_U64(srv_stat_load(&m->stats.success.count) - success,
+  CHECK_EQ_U64(success_count(m) - success,
                THREADS * WINDOW * ROUNDS);
   CHECK_EQ_U64(atomic_load(&live_buffers), 0);
 }

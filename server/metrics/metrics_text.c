@@ -81,6 +81,7 @@ typedef struct {
   srv_model_t *m;
   srv_model_desc_t d;
   srv_stats_t *s;
+  srv_stats_totals_t t; /* the writer slots summed once, at collect */
 } item_t;
 
 /* `name``suffix`{model="...",<mid,>version="..."<,tail>} and a space: labels
@@ -127,30 +128,24 @@ typedef struct {
   const srv_metrics_config_t *cfg;
 } page_t;
 
-typedef uint64_t (*reader_t)(srv_stats_t *s);
+typedef uint64_t (*reader_t)(const srv_stats_totals_t *t);
 
-static uint64_t rd_success(srv_stats_t *s) { return srv_stat_load(&s->success.count); }
-static uint64_t rd_infer(srv_stats_t *s) { return srv_stat_load(&s->inference_count); }
-static uint64_t rd_exec(srv_stats_t *s) { return srv_stat_load(&s->execution_count); }
-static uint64_t rd_request_us(srv_stats_t *s) {
-  return srv_stat_load(&s->success.ns) / 1000;
+static uint64_t rd_success(const srv_stats_totals_t *t) { return t->success.count; }
+static uint64_t rd_infer(const srv_stats_totals_t *t) { return t->inference_count; }
+static uint64_t rd_exec(const srv_stats_totals_t *t) { return t->execution_count; }
+static uint64_t rd_request_us(const srv_stats_totals_t *t) { return t->success.ns / 1000; }
+static uint64_t rd_queue_us(const srv_stats_totals_t *t) { return t->queue.ns / 1000; }
+static uint64_t rd_input_us(const srv_stats_totals_t *t) {
+  return t->compute_input.ns / 1000;
 }
-static uint64_t rd_queue_us(srv_stats_t *s) { return srv_stat_load(&s->queue.ns) / 1000; }
-static uint64_t rd_input_us(srv_stats_t *s) {
-  return srv_stat_load(&s->compute_input.ns) / 1000;
+static uint64_t rd_infer_us(const srv_stats_totals_t *t) {
+  return t->compute_infer.ns / 1000;
 }
-static uint64_t rd_infer_us(srv_stats_t *s) {
-  return srv_stat_load(&s->compute_infer.ns) / 1000;
+static uint64_t rd_output_us(const srv_stats_totals_t *t) {
+  return t->compute_output.ns / 1000;
 }
-static uint64_t rd_output_us(srv_stats_t *s) {
-  return srv_stat_load(&s->compute_output.ns) / 1000;
-}
-static uint64_t rd_pending(srv_stats_t *s) {
-  /* Relaxed: a gauge read alone. A decrement seen before its increment
-   * would read below zero for a moment: shown as 0. */
-  int64_t v = atomic_load_explicit(&s->pending, memory_order_relaxed);
-  return v > 0 ? (uint64_t)v : 0;
-}
+/* Clamped at 0 by srv_stats_totals. */
+static uint64_t rd_pending(const srv_stats_totals_t *t) { return t->pending; }
 
 /* tritonserver's per-model families with one series each, in its order. */
 typedef struct {
@@ -162,7 +157,7 @@ static void simple_family(srv_metrics_buf_t *b, const page_t *p, const simple_t 
   head(b, f->name, f->type, f->help);
   for (size_t i = 0; i < p->count; i++) {
     series(b, f->name, "", &p->items[i], NULL, NULL);
-    value_u64(b, f->read(p->items[i].s));
+    value_u64(b, f->read(&p->items[i].t));
   }
 }
 
@@ -176,10 +171,10 @@ static void failure_family(srv_metrics_buf_t *b, const page_t *p) {
   const char *name = "nv_inference_request_failure";
   head(b, name, "counter", "Number of failed inference requests, all batch sizes");
   for (size_t i = 0; i < p->count; i++) {
-    srv_stats_t *s = p->items[i].s;
-    uint64_t fail = srv_stat_load(&s->fail.count), counted = 0;
+    const srv_stats_totals_t *t = &p->items[i].t;
+    uint64_t fail = t->fail.count, counted = 0;
     for (int r = 0; r < SRV_FAIL_COUNTED; r++) {
-      uint64_t n = srv_stat_load(&s->fail_reason[r]);
+      uint64_t n = t->fail_reason[r];
       counted += n;
       series(b, name, "", &p->items[i], labels[r], NULL);
       value_u64(b, n);
@@ -271,12 +266,7 @@ static const struct {
 
 /* One snapshot per series, so its count, quantiles and buckets agree. */
 static uint64_t snapshot(srv_stats_t *s, srv_latency_kind_t k, uint64_t *counts) {
-  const srv_latency_hists_t *h = srv_stats_latency_peek(s);
-  if (h == NULL) {
-    memset(counts, 0, SRV_HIST_BUCKETS * sizeof *counts);
-    return 0;
-  }
-  return srv_hist_snapshot(&h->kind[k], counts);
+  return srv_stats_latency_snapshot(s, k, counts);
 }
 
 /* HELP and TYPE of a latency family ("Summary of ...", "Histogram of ..."). */
@@ -293,7 +283,7 @@ static void count_and_sum(srv_metrics_buf_t *b, const char *name, const item_t *
   series(b, name, "_count", it, NULL, NULL);
   value_u64(b, total);
   series(b, name, "_sum", it, NULL, NULL);
-  value_u64(b, kLatency[k].sum_us(it->s));
+  value_u64(b, kLatency[k].sum_us(&it->t));
 }
 
 static void summary_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_kind_t k,
@@ -473,6 +463,7 @@ static size_t collect(srv_server_t *srv, item_t **out) {
       items[n].m = m;
       srv_model_describe(m, &items[n].d);
       items[n].s = srv_model_stats(m);
+      srv_stats_totals(items[n].s, &items[n].t);
       n++;
     }
   }

@@ -41,22 +41,30 @@ static _Atomic uint64_t depth[2] = {3, 1};
 
 static srv_sequence_stats_t sequences;
 
+/* Written into several writer slots, as an instance thread, a frontend and
+ * the model actor would: the page shows their sums. */
 static void fill_alpha(srv_stats_t *s) {
-  add(&s->success, 5, 5000000);
-  add(&s->fail, 7, 123000);
-  atomic_store(&s->fail_reason[SRV_FAIL_REJECTED], 1);
-  atomic_store(&s->fail_reason[SRV_FAIL_CANCELED], 2);
-  atomic_store(&s->fail_reason[SRV_FAIL_BACKEND], 3);
-  add(&s->queue, 5, 2000000);
-  add(&s->compute_input, 5, 10000);
-  add(&s->compute_infer, 5, 2900000);
-  add(&s->compute_output, 5, 90000);
-  atomic_store(&s->inference_count, 9);
-  atomic_store(&s->execution_count, 3);
-  atomic_store(&s->pending, 4);
+  srv_stats_slot_t *a = &s->slots[0], *b = &s->slots[9], *c = &s->slots[SRV_STATS_SLOTS - 1];
+  add(&a->success, 3, 3000000);
+  add(&b->success, 2, 2000000);
+  add(&a->fail, 4, 100000);
+  add(&c->fail, 3, 23000);
+  atomic_store(&a->fail_reason[SRV_FAIL_REJECTED], 1);
+  atomic_store(&c->fail_reason[SRV_FAIL_CANCELED], 2);
+  atomic_store(&b->fail_reason[SRV_FAIL_BACKEND], 3);
+  add(&a->queue, 5, 2000000);
+  add(&a->compute_input, 5, 10000);
+  add(&b->compute_infer, 5, 2900000);
+  add(&a->compute_output, 5, 90000);
+  atomic_store(&a->inference_count, 9);
+  atomic_store(&b->execution_count, 3);
+  /* Enqueued 6 on one thread, 2 of them executed on another. */
+  atomic_store(&a->pending, 6);
+  atomic_store(&b->pending, -2);
   for (int i = 0; i < 5; i++) {
-    srv_stats_latency_add(s, SRV_LAT_REQUEST, 1000000);
-    srv_stats_latency_add(s, SRV_LAT_QUEUE, 400000);
+    srv_stats_slot_t *x = i < 2 ? a : c;
+    srv_hist_record(&srv_stats_slot_latency(x)->kind[SRV_LAT_REQUEST], 1000000);
+    srv_hist_record(&srv_stats_slot_latency(x)->kind[SRV_LAT_QUEUE], 400000);
   }
   s->queue_depth = depth;
   s->queue_levels = 2;

@@ -14,6 +14,7 @@
 
 #include "actors/actor.h"
 #include "server/shm/shm.h"
+#include "server/stats/stats.h"
 #include "triton/core/tritonbackend.h"
 
 typedef struct TRITONBACKEND_Model srv_model_t;
@@ -182,11 +183,11 @@ struct TRITONBACKEND_Request {
   uint32_t priority;   /* 0: the model's default priority level */
   uint64_t timeout_us; /* the client's queue timeout; 0: none given */
   _Atomic bool released;
-  /* The model's pending gauge (srv_stats_t.pending) while the request
-   * counts in it: set by srv_model_enqueue, cleared by
+  /* The statistics whose pending gauge (srv_stats_pending_add) counts
+   * the request: set by srv_model_enqueue, cleared by
    * srv_request_pending_end when execution starts or at the release,
    * whichever comes first. Messages order the two; no atomic needed. */
-  _Atomic int64_t *pending;
+  srv_stats_t *pending;
   act_msg_t cancel_msg; /* owner -> model actor -> owner (srv_request_cancel) */
   uint8_t cancel;       /* the owner's alone: SRV_CANCEL_*, see srv_request_cancel */
   /* The model actor's alone, while the request waits in its queue. */
@@ -220,8 +221,7 @@ bool srv_request_cancel(TRITONBACKEND_Request *r);
  *  thread that holds r: its instance before execute, or its releaser. */
 static inline void srv_request_pending_end(TRITONBACKEND_Request *r) {
   if (r->pending == NULL) return;
-  /* Relaxed: a gauge; its +1 happened before (the request's messages). */
-  atomic_fetch_sub_explicit(r->pending, 1, memory_order_relaxed);
+  srv_stats_pending_add(r->pending, -1); /* this thread's slot: see stats.h */
   r->pending = NULL;
 }
 

@@ -120,7 +120,9 @@ static void check_order(owner_t *o, TRITONSERVER_Error_Code code) {
   CHECK_EQ_U64(o->final_code, code);
   /* Released unexecuted: out of the pending gauge; out of the queue. The
    * cancel's return orders both before this thread's reads. */
-  CHECK_EQ_U64(atomic_load(&model.stats.pending), 0);
+  srv_stats_totals_t t;
+  srv_stats_totals(&model.stats, &t);
+  CHECK_EQ_U64(t.pending, 0);
   CHECK(o->request.pending == NULL);
   CHECK_EQ_U64(atomic_load(&model.queue.depth[0]), 0);
 }
@@ -166,6 +168,7 @@ int main(void) {
   if (srv.runtime == NULL) return 1;
   model.name = "stand_in";
   model.server = &srv;
+  srv_stats_init(&model.stats, 1);
   srv_queue_policy_t policy = {0};
   srv_queue_init(&model.queue, 1, 0, &policy);
   sem_init(&model.stopped, 0, 0);
@@ -182,6 +185,7 @@ int main(void) {
   act_runtime_quiesce(srv.runtime);
   act_runtime_free(srv.runtime);
   srv_queue_free(&model.queue);
+  srv_stats_free(&model.stats);
   sem_destroy(&model.stopped);
   for (unsigned i = 0; i < owner_count; i++) {
     sem_destroy(&owners[i]->back);

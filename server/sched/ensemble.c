@@ -193,12 +193,13 @@ static void run_end(srv_model_t *m, ens_frame_t *root) {
   } else {
     if (m->decoupled)
       srv_final_flags_send(req->state, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-    srv_duration_add(&m->stats.success, took);
-    srv_stats_latency_add(&m->stats, SRV_LAT_REQUEST, took);
-    atomic_fetch_add_explicit(&m->stats.inference_count, req->batch_size,
+    srv_stats_slot_t *mine = srv_stats_mine(&m->stats);
+    srv_duration_add(&mine->success, took);
+    srv_hist_record(&srv_stats_slot_latency(mine)->kind[SRV_LAT_REQUEST], took);
+    atomic_fetch_add_explicit(&mine->inference_count, req->batch_size,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->stats.execution_count, 1, memory_order_relaxed);
-    atomic_store_explicit(&m->stats.last_inference_ms, srv_stats_wall_ms(),
+    atomic_fetch_add_explicit(&mine->execution_count, 1, memory_order_relaxed);
+    atomic_store_explicit(&mine->last_inference_ms, srv_stats_wall_ms(),
                           memory_order_relaxed);
   }
   req->ens_run = NULL;

@@ -65,9 +65,8 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
           st->trace != NULL || (st->trace_sample && srv_tracer_on(m->server->tracer)), 0))
     srv_trace_enqueue(m->server->tracer, m->name, m->version, request);
   request->msg.kind = SRV_MODEL_REQUEST;
-  /* Relaxed: a gauge for the metrics endpoint, read alone. */
-  atomic_fetch_add_explicit(&m->stats.pending, 1, memory_order_relaxed);
-  request->pending = &m->stats.pending;
+  srv_stats_pending_add(&m->stats, 1); /* this thread's slot (stats.h) */
+  request->pending = &m->stats;
   if (!srv_model_send(m, &request->msg))
     srv_request_fail(request, TRITONSERVER_ERROR_UNAVAILABLE,
                      "model '%s' version %lld is unloading", m->name,

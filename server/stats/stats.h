@@ -1,7 +1,11 @@
 /* Statistics of one model version, Triton's statistics extension: counters
- * updated without locks (relaxed atomic adds) by instance threads and call
- * actors, read by ModelStatistics. Relaxed is enough: each counter is
- * independent and readers want a recent value, not a consistent snapshot. */
+ * updated without locks by instance threads, owner actors and frontends,
+ * read by ModelStatistics and the metrics page. The counters that requests
+ * write are kept per writer thread (srv_stats_slot_t, see README.md,
+ * "Writer slots"): a request's writes stay in its threads' own cache lines
+ * and readers, which are rare, sum the slots. Relaxed everywhere: each
+ * counter is independent and readers want a recent value, not a
+ * consistent snapshot. */
 #ifndef NEREID_SERVER_STATS_STATS_H
 #define NEREID_SERVER_STATS_STATS_H
 
@@ -46,13 +50,32 @@ typedef enum {
   SRV_FAIL_COUNTED = SRV_FAIL_OTHER, /* the reasons with a counter of their own */
 } srv_fail_reason_t;
 
+/* Writer slots: a power of two. A thread takes the next slot index at its
+ * first write (modulo this), so up to this many writing threads never
+ * share a line; more share a slot, still correctly (the adds are atomic). */
+#define SRV_STATS_SLOTS 16u
+#define SRV_STATS_LINE 64u
+
+/** The counters every request writes, as one writer thread's share. Its
+ *  own cache lines (aligned, padded), so that two threads never write the
+ *  same line; readers sum the slots (srv_stats_totals). */
 typedef struct {
-  srv_duration_t success, fail, queue;
+  _Alignas(SRV_STATS_LINE) srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
   srv_duration_t cache_hit, cache_miss; /* no cache yet: stay zero */
   _Atomic uint64_t inference_count;     /* batch elements of successful requests */
   _Atomic uint64_t execution_count;     /* backend executions */
-  _Atomic uint64_t last_inference_ms;   /* wall-clock ms of the last one */
+  _Atomic uint64_t last_inference_ms;   /* wall-clock ms of this slot's last one */
+  _Atomic uint64_t fail_reason[SRV_FAIL_COUNTED]; /* part of fail.count */
+  /* This slot's share of the pending gauge: +1 by the thread that enqueues
+   * a request, -1 by the one that starts executing or releases it (often
+   * another slot's); only the sum means anything. */
+  _Atomic int64_t pending;
+  void *_Atomic latency; /* srv_latency_hists_t, made on this slot's first record */
+} srv_stats_slot_t;
+
+typedef struct srv_stats {
+  srv_stats_slot_t *slots;              /* SRV_STATS_SLOTS, aligned */
   uint32_t batch_limit;                 /* batch sizes 0..batch_limit */
   struct srv_batch_table *batches;      /* per batch size (batch_stats.h) */
   struct srv_response_stats *responses; /* per response index (response_stats.h) */
@@ -60,19 +83,30 @@ typedef struct {
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
   srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
   uint32_t step_count;
-  /* For the metrics endpoint (server/metrics/metrics.md). */
-  _Atomic uint64_t fail_reason[SRV_FAIL_COUNTED]; /* part of fail.count */
-  /* Requests enqueued and neither executing nor released yet: +1 in
-   * srv_model_enqueue, -1 when an instance starts executing the request or
-   * when it is released unexecuted (TRITONBACKEND_Request.pending). */
-  _Atomic int64_t pending;
   /* The model actor's queue depth per priority level (level i is
    * priority i + 1), stored by sched/queue.c; the queue owns the array.
    * NULL for ensembles. */
   const _Atomic uint64_t *queue_depth;
   uint32_t queue_levels;
-  void *_Atomic latency; /* srv_latency_hists_t, made on first record */
 } srv_stats_t;
+
+/** The slots summed, for readers. */
+typedef struct {
+  uint64_t count, ns;
+} srv_duration_total_t;
+
+typedef struct {
+  srv_duration_total_t success, fail, queue;
+  srv_duration_total_t compute_input, compute_infer, compute_output;
+  srv_duration_total_t cache_hit, cache_miss;
+  uint64_t inference_count, execution_count;
+  uint64_t last_inference_ms; /* the latest of the slots' */
+  uint64_t fail_reason[SRV_FAIL_COUNTED];
+  /* Requests enqueued and neither executing nor released yet (the slots'
+   * shares summed; a decrement read before its increment is clamped, so
+   * never below 0). */
+  uint64_t pending;
+} srv_stats_totals_t;
 
 /** Sets up statistics for batch sizes 1..max_batch (at least 1); per-size
  *  memory is taken only for sizes that are reported. */
@@ -93,31 +127,63 @@ static inline uint64_t srv_stat_load(_Atomic uint64_t *v) {
   return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* The calling thread's slot index + 1 (0: none taken yet). Initial-exec:
+ * libtritonserver.so is loaded with the process (NEEDED), so the variable
+ * sits in static TLS and a read is one %fs-relative load, not a call to
+ * __tls_get_addr. */
+extern _Thread_local uint32_t srv_stats_tls_slot __attribute__((tls_model("initial-exec")));
+
+/** Takes the calling thread's slot index (the next one, round robin) and
+ *  returns it. Any thread, once; lock-free. */
+uint32_t srv_stats_slot_take(void);
+
+/** The calling thread's slot of s: where it writes. Any thread; wait-free
+ *  (a thread-local read, and srv_stats_slot_take on a thread's first write). */
+static inline srv_stats_slot_t *srv_stats_mine(srv_stats_t *s) {
+  uint32_t i = srv_stats_tls_slot;
+  if (__builtin_expect(i == 0, 0)) i = srv_stats_slot_take();
+  return &s->slots[i - 1];
+}
+
 /** Counts a failure with its reason (success and fail stay Triton's
  *  statistics; the reason only splits nv_inference_request_failure). */
 static inline void srv_stats_fail(srv_stats_t *s, srv_fail_reason_t why, uint64_t ns) {
-  srv_duration_add(&s->fail, ns);
+  srv_stats_slot_t *mine = srv_stats_mine(s);
+  srv_duration_add(&mine->fail, ns);
   if (why < SRV_FAIL_COUNTED)
-    atomic_fetch_add_explicit(&s->fail_reason[why], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&mine->fail_reason[why], 1, memory_order_relaxed);
 }
 
-/** The latency histograms, made on first use. Any thread, lock-free. */
-static inline srv_latency_hists_t *srv_stats_latency(srv_stats_t *s) {
-  return (srv_latency_hists_t *)srv_stats_block(&s->latency, sizeof(srv_latency_hists_t));
+/** A request enters (+1) or leaves (-1) the pending gauge, in the calling
+ *  thread's slot. Any thread. */
+static inline void srv_stats_pending_add(srv_stats_t *s, int64_t delta) {
+  /* Relaxed: a gauge; the -1 comes after its +1 through the request's own
+   * messages, and readers clamp what a sum read out of order shows. */
+  atomic_fetch_add_explicit(&srv_stats_mine(s)->pending, delta, memory_order_relaxed);
 }
 
-/** Records a latency of `ns` (relaxed adds, no lock). Any thread. */
+/** A slot's latency histograms, made on first use. Any thread, lock-free. */
+static inline srv_latency_hists_t *srv_stats_slot_latency(srv_stats_slot_t *slot) {
+  return (srv_latency_hists_t *)srv_stats_block(&slot->latency,
+                                                sizeof(srv_latency_hists_t));
+}
+
+/** Records a latency of `ns` in the calling thread's slot (relaxed adds, no
+ *  lock). Any thread. */
 static inline void srv_stats_latency_add(srv_stats_t *s, srv_latency_kind_t k,
                                          uint64_t ns) {
-  srv_hist_record(&srv_stats_latency(s)->kind[k], ns);
+  srv_hist_record(&srv_stats_slot_latency(srv_stats_mine(s))->kind[k], ns);
 }
 
-/** The latency histograms if any was recorded, else NULL. Any thread. */
-static inline const srv_latency_hists_t *srv_stats_latency_peek(srv_stats_t *s) {
-  /* Acquire: pairs with the installing CAS (srv_stats_block). */
-  return (const srv_latency_hists_t *)atomic_load_explicit(&s->latency,
-                                                           memory_order_acquire);
-}
+/** Sums the slots into *out. Any thread; reads every slot (16 x 3 lines):
+ *  for readers (ModelStatistics, metrics), not for requests. */
+void srv_stats_totals(const srv_stats_t *s, srv_stats_totals_t *out);
+
+/** The histogram of kind k summed over the slots into out (zeros when none
+ *  was recorded); returns its total. Each count is read relaxed once, so
+ *  the result agrees with itself. Any thread. */
+uint64_t srv_stats_latency_snapshot(const srv_stats_t *s, srv_latency_kind_t k,
+                                    uint64_t out[SRV_HIST_BUCKETS]);
 
 /** Wall-clock milliseconds since the epoch (last_inference). */
 uint64_t srv_stats_wall_ms(void);

@@ -39,22 +39,26 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportStatistics(
   uint64_t input = span(exec_start_ns, compute_start_ns);
   uint64_t infer = span(compute_start_ns, compute_end_ns);
   uint64_t output = span(compute_end_ns, exec_end_ns);
-  srv_duration_add(&s->success, total);
-  srv_duration_add(&s->queue, queue);
-  srv_duration_add(&s->compute_input, input);
-  srv_duration_add(&s->compute_infer, infer);
-  srv_duration_add(&s->compute_output, output);
+  /* The instance thread's own slot: nothing here is written by another
+   * thread (unless more threads than slots write this model). */
+  srv_stats_slot_t *mine = srv_stats_mine(s);
+  srv_duration_add(&mine->success, total);
+  srv_duration_add(&mine->queue, queue);
+  srv_duration_add(&mine->compute_input, input);
+  srv_duration_add(&mine->compute_infer, infer);
+  srv_duration_add(&mine->compute_output, output);
   /* Triton counts inferences here, per successful request (at least 1
    * each), not in the batch report: a batch report's size may be 0. */
   uint64_t n = request->batch_size > 0 ? request->batch_size : 1;
-  atomic_fetch_add_explicit(&s->inference_count, n, memory_order_relaxed);
-  srv_latency_hist_t *h = srv_stats_latency(s)->kind;
+  atomic_fetch_add_explicit(&mine->inference_count, n, memory_order_relaxed);
+  srv_latency_hist_t *h = srv_stats_slot_latency(mine)->kind;
   srv_hist_record(&h[SRV_LAT_REQUEST], total);
   srv_hist_record(&h[SRV_LAT_QUEUE], queue);
   srv_hist_record(&h[SRV_LAT_COMPUTE_INPUT], input);
   srv_hist_record(&h[SRV_LAT_COMPUTE_INFER], infer);
   srv_hist_record(&h[SRV_LAT_COMPUTE_OUTPUT], output);
-  atomic_store_explicit(&s->last_inference_ms, srv_stats_wall_ms(), memory_order_relaxed);
+  atomic_store_explicit(&mine->last_inference_ms, srv_stats_wall_ms(),
+                        memory_order_relaxed);
   return NULL;
 }
 
@@ -65,7 +69,7 @@ TRITONSERVER_Error *TRITONBACKEND_ModelInstanceReportBatchStatistics(
   srv_stats_t *s = &instance->model->stats;
   /* Triton's: one execution, whatever its size (0 for a model that does
    * not batch, as Triton's identity backend reports). */
-  atomic_fetch_add_explicit(&s->execution_count, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&srv_stats_mine(s)->execution_count, 1, memory_order_relaxed);
   srv_batch_stats_t *b = srv_batch_table_entry(s->batches, batch_size);
   if (b == NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,

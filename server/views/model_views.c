@@ -86,6 +86,12 @@ static void duration_set(inference_StatisticDuration *d, srv_duration_t *s) {
   inference_StatisticDuration_set_ns(d, srv_stat_load(&s->ns));
 }
 
+static void total_set(inference_StatisticDuration *d, const srv_duration_total_t *t) {
+  if (d == NULL) SRV_FATAL("out of memory");
+  inference_StatisticDuration_set_count(d, t->count);
+  inference_StatisticDuration_set_ns(d, t->ns);
+}
+
 static bool response_stat_used(srv_response_stat_t *e) {
   srv_duration_t *d[] = {&e->success, &e->fail, &e->empty_response, &e->cancel};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
@@ -185,23 +191,24 @@ static void stats_fill(inference_ModelStatistics *out, srv_model_t *m, upb_Arena
   srv_model_describe(m, &d);
   inference_ModelStatistics_set_name(out, copy(a, d.name));
   inference_ModelStatistics_set_version(out, copy(a, d.version_string));
-  inference_ModelStatistics_set_last_inference(out, srv_stat_load(&s->last_inference_ms));
-  inference_ModelStatistics_set_inference_count(out, srv_stat_load(&s->inference_count));
-  inference_ModelStatistics_set_execution_count(out, srv_stat_load(&s->execution_count));
+  srv_stats_totals_t t;
+  srv_stats_totals(s, &t);
+  inference_ModelStatistics_set_last_inference(out, t.last_inference_ms);
+  inference_ModelStatistics_set_inference_count(out, t.inference_count);
+  inference_ModelStatistics_set_execution_count(out, t.execution_count);
   if (s->sequences != NULL) sequence_stats_fill(out, s->sequences, a);
   steps_fill(out, s, a);
   inference_InferStatistics *is =
       inference_ModelStatistics_mutable_inference_stats(out, a);
   if (is == NULL) SRV_FATAL("out of memory");
-  duration_set(inference_InferStatistics_mutable_success(is, a), &s->success);
-  duration_set(inference_InferStatistics_mutable_fail(is, a), &s->fail);
-  duration_set(inference_InferStatistics_mutable_queue(is, a), &s->queue);
-  duration_set(inference_InferStatistics_mutable_compute_input(is, a), &s->compute_input);
-  duration_set(inference_InferStatistics_mutable_compute_infer(is, a), &s->compute_infer);
-  duration_set(inference_InferStatistics_mutable_compute_output(is, a),
-               &s->compute_output);
-  duration_set(inference_InferStatistics_mutable_cache_hit(is, a), &s->cache_hit);
-  duration_set(inference_InferStatistics_mutable_cache_miss(is, a), &s->cache_miss);
+  total_set(inference_InferStatistics_mutable_success(is, a), &t.success);
+  total_set(inference_InferStatistics_mutable_fail(is, a), &t.fail);
+  total_set(inference_InferStatistics_mutable_queue(is, a), &t.queue);
+  total_set(inference_InferStatistics_mutable_compute_input(is, a), &t.compute_input);
+  total_set(inference_InferStatistics_mutable_compute_infer(is, a), &t.compute_infer);
+  total_set(inference_InferStatistics_mutable_compute_output(is, a), &t.compute_output);
+  total_set(inference_InferStatistics_mutable_cache_hit(is, a), &t.cache_hit);
+  total_set(inference_InferStatistics_mutable_cache_miss(is, a), &t.cache_miss);
   batches_fill(out, s, a);
   memory_fill(out, s, a);
   response_stats_fill(out, s, a);

@@ -187,11 +187,14 @@ static void statistics(void) {
   fixture_t f;
   fixture_init(&f);
   srv_stats_t *s = srv_model_stats(f.simple);
-  atomic_store(&s->last_inference_ms, 1700000000123ull);
-  atomic_store(&s->inference_count, 6);
-  atomic_store(&s->execution_count, 2);
-  srv_duration_add(&s->success, 5000000000ull); /* > 2^32: a number, not a string */
-  srv_duration_add(&s->compute_infer, 7);
+  /* Spread over writer slots: the view sums them (the latest time wins). */
+  atomic_store(&s->slots[0].last_inference_ms, 1700000000123ull);
+  atomic_store(&s->slots[5].last_inference_ms, 1700000000000ull);
+  atomic_store(&s->slots[0].inference_count, 4);
+  atomic_store(&s->slots[5].inference_count, 2);
+  atomic_store(&s->slots[3].execution_count, 2);
+  srv_duration_add(&s->slots[2].success, 5000000000ull); /* > 2^32: a number */
+  srv_duration_add(&s->slots[SRV_STATS_SLOTS - 1].compute_infer, 7);
   srv_batch_stats_t *b = srv_batch_table_entry(s->batches, 4);
   REQUIRE(b != NULL);
   srv_duration_add(&b->compute_input, 1);

@@ -184,11 +184,12 @@ bool bt_stats_read(bt_server_t *s, const char *model, bt_stats_t *out) {
     srv_status_free(st);
     return false;
   }
-  srv_stats_t *x = srv_model_stats(m);
-  out->success = srv_stat_load(&x->success.count);
-  out->fail = srv_stat_load(&x->fail.count);
-  out->executions = srv_stat_load(&x->execution_count);
-  out->inferences = srv_stat_load(&x->inference_count);
+  srv_stats_totals_t x;
+  srv_stats_totals(srv_model_stats(m), &x);
+  out->success = x.success.count;
+  out->fail = x.fail.count;
+  out->executions = x.execution_count;
+  out->inferences = x.inference_count;
   srv_model_unref(m);
   return true;
 }

@@ -36,9 +36,11 @@ static bool totals_read(bt_server_t *s, totals_t *t) {
   }
   srv_stats_t *x = srv_model_stats(m);
   memset(t, 0, sizeof *t);
-  t->requests = srv_stat_load(&x->success.count);
-  t->input_ns = srv_stat_load(&x->compute_input.ns);
-  t->output_ns = srv_stat_load(&x->compute_output.ns);
+  srv_stats_totals_t sum;
+  srv_stats_totals(x, &sum);
+  t->requests = sum.success.count;
+  t->input_ns = sum.compute_input.ns;
+  t->output_ns = sum.compute_output.ns;
   srv_batch_stats_t *b;
   for (uint64_t size = 0; (b = srv_batch_table_next(x->batches, &size)) != NULL; size++) {
     t->batched += size * srv_stat_load(&b->compute_output.count);
