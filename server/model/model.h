@@ -18,8 +18,15 @@
 #include "server/sched/batcher.h"
 #include "server/sched/queue.h"
 #include "server/stats/stats.h"
+#include "server/stats/thread_slot.h"
 
 typedef struct TRITONBACKEND_ModelInstance srv_instance_t;
+
+/* One writer slot's sends under way through the model's gate
+ * (srv_model_send), on a line of its own: see srv_model_send. */
+typedef struct {
+  _Alignas(SRV_SLOT_LINE) _Atomic uint32_t senders;
+} srv_gate_slot_t;
 
 /* Message kinds of the model actor. */
 enum {
@@ -58,11 +65,18 @@ struct TRITONBACKEND_Model {
   srv_instance_t **instances;
   uint32_t instance_count;
   srv_stats_t stats;
+  /* Set once by the model actor when it closes for good; read by every
+   * sender (srv_model_send). Among read-mostly fields: no line that
+   * requests write. */
+  _Atomic bool closed;
   /* Lifetime: counted references, one held by the registry while the model
    * is published, one by each request's shared state and by each lookup
    * still using it. The unref that drops the last calls `drained` (set by
-   * the repository before it publishes the model). */
-  _Atomic uint32_t refs;
+   * the repository before it publishes the model). Its own line: frontend
+   * threads write it for every request (lookup, the state's drop), and the
+   * model actor's and instances' fields must not share it. The model is
+   * allocated aligned (aligned_alloc) for these lines. */
+  _Alignas(SRV_SLOT_LINE) _Atomic uint32_t refs;
   void (*drained)(srv_model_t *m);
   act_msg_t drained_msg;     /* the repository's, to tell its actor */
   void *repo_record;         /* the repository's record of this model name */
@@ -77,11 +91,11 @@ struct TRITONBACKEND_Model {
   bool waited_stopped;
   /* Sends to the model actor from outside its owner chain (enqueue,
    * cancel, ordered responses) pass a gate, so that none comes after the
-   * actor's final message: see srv_model_send. */
-  _Atomic uint32_t senders;
-  _Atomic bool closed;
-  /* Scheduler state: the model actor only. */
-  srv_queue_t queue;
+   * actor's final message: each sender counts itself in its own writer
+   * slot (stats/thread_slot.h), so no line is written by two threads. */
+  srv_gate_slot_t gate[SRV_THREAD_SLOTS];
+  /* Scheduler state: the model actor only (a line of its own). */
+  _Alignas(SRV_SLOT_LINE) srv_queue_t queue;
   srv_instance_t *idle;
   uint32_t idle_count, started_count;
   act_timer_t timer;
@@ -165,8 +179,16 @@ void srv_model_free(srv_model_t *m);
 
 /** Sends msg to the model's actor unless the actor has closed for good
  *  (it is sending its final message); false then, and msg is still the
- *  caller's. Any thread; lock-free. */
+ *  caller's. Any thread; lock-free; writes only the calling thread's own
+ *  gate slot (sched/gate.c). */
 bool srv_model_send(srv_model_t *m, act_msg_t *msg);
+
+/** Closes m's gate for good: every srv_model_send from now on returns
+ *  false. True when no send that passed the gate is still under way (the
+ *  actor may send itself its final message); false when one may be: look
+ *  again later (the model actor sends itself SRV_MODEL_STOP_RETRY). The
+ *  model actor only. */
+bool srv_model_gate_close(srv_model_t *m);
 
 /** Answers request r with an error response (code, message) and releases
  *  it, counting a failure: for requests the server refuses before they

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -31,8 +32,9 @@ static void config_copy(srv_model_t *m, const inference_ModelConfig *config) {
 srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *config,
                                  srv_model_t **out) {
   *out = NULL;
-  srv_model_t *m = calloc(1, sizeof *m);
+  srv_model_t *m = aligned_alloc(_Alignof(srv_model_t), sizeof *m); /* model.h */
   if (m == NULL) SRV_FATAL("out of memory");
+  memset(m, 0, sizeof *m);
   m->name = srv_strdup(name);
   m->dir = srv_strdup(BARE_DIR);
   m->version = 1;

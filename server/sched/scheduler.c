@@ -42,18 +42,6 @@ void srv_request_fail(TRITONBACKEND_Request *r, TRITONSERVER_Error_Code code,
   if (rel != NULL) TRITONSERVER_ErrorDelete(rel);
 }
 
-/* ---- the gate (see srv_model_send) ---- */
-
-bool srv_model_send(srv_model_t *m, act_msg_t *msg) {
-  /* seq_cst on both sides (here and in try_finish): either we see closed,
-   * or the actor sees us counted and waits for us. */
-  atomic_fetch_add_explicit(&m->senders, 1, memory_order_seq_cst);
-  bool open = !atomic_load_explicit(&m->closed, memory_order_seq_cst);
-  if (open) act_send(&m->actor, msg);
-  atomic_fetch_sub_explicit(&m->senders, 1, memory_order_release);
-  return open;
-}
-
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
   /* Frontends stamp arrival themselves; a request made in the server (BLS,
    * an ensemble's step) starts queueing now. */
@@ -238,8 +226,7 @@ void srv_scheduler_close(srv_model_t *m) {
     }
     m->timer_at = 0;
   }
-  atomic_store_explicit(&m->closed, true, memory_order_seq_cst);
-  if (atomic_load_explicit(&m->senders, memory_order_seq_cst) != 0) {
+  if (!srv_model_gate_close(m)) {
     m->retry_sent = true;
     act_send(&m->actor, &m->stop_retry_msg);
     return;

@@ -12,16 +12,6 @@
 
 #include "server/common/log.h"
 
-_Thread_local uint32_t srv_stats_tls_slot __attribute__((tls_model("initial-exec")));
-
-uint32_t srv_stats_slot_take(void) {
-  /* Relaxed: only the spread of threads over slots depends on it. */
-  static _Atomic uint32_t next;
-  uint32_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
-  srv_stats_tls_slot = (i & (SRV_STATS_SLOTS - 1)) + 1;
-  return srv_stats_tls_slot;
-}
-
 void srv_stats_init(srv_stats_t *s, uint32_t max_batch) {
   memset(s, 0, sizeof *s);
   /* Aligned to the line, so that each slot has its lines to itself. */

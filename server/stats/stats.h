@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "server/stats/latency_hist.h"
+#include "server/stats/thread_slot.h"
 
 typedef struct {
   _Atomic uint64_t count;
@@ -50,11 +51,11 @@ typedef enum {
   SRV_FAIL_COUNTED = SRV_FAIL_OTHER, /* the reasons with a counter of their own */
 } srv_fail_reason_t;
 
-/* Writer slots: a power of two. A thread takes the next slot index at its
- * first write (modulo this), so up to this many writing threads never
- * share a line; more share a slot, still correctly (the adds are atomic). */
-#define SRV_STATS_SLOTS 16u
-#define SRV_STATS_LINE 64u
+/* One slot per writer slot index (thread_slot.h): up to this many writing
+ * threads never share a line; more share a slot, still correctly (the
+ * adds are atomic). */
+#define SRV_STATS_SLOTS SRV_THREAD_SLOTS
+#define SRV_STATS_LINE SRV_SLOT_LINE
 
 /** The counters every request writes, as one writer thread's share. Its
  *  own cache lines (aligned, padded), so that two threads never write the
@@ -127,22 +128,10 @@ static inline uint64_t srv_stat_load(_Atomic uint64_t *v) {
   return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* The calling thread's slot index + 1 (0: none taken yet). Initial-exec:
- * libtritonserver.so is loaded with the process (NEEDED), so the variable
- * sits in static TLS and a read is one %fs-relative load, not a call to
- * __tls_get_addr. */
-extern _Thread_local uint32_t srv_stats_tls_slot __attribute__((tls_model("initial-exec")));
-
-/** Takes the calling thread's slot index (the next one, round robin) and
- *  returns it. Any thread, once; lock-free. */
-uint32_t srv_stats_slot_take(void);
-
 /** The calling thread's slot of s: where it writes. Any thread; wait-free
- *  (a thread-local read, and srv_stats_slot_take on a thread's first write). */
+ *  (a thread-local read). */
 static inline srv_stats_slot_t *srv_stats_mine(srv_stats_t *s) {
-  uint32_t i = srv_stats_tls_slot;
-  if (__builtin_expect(i == 0, 0)) i = srv_stats_slot_take();
-  return &s->slots[i - 1];
+  return &s->slots[srv_thread_slot()];
 }
 
 /** Counts a failure with its reason (success and fail stay Triton's
