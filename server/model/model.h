@@ -80,7 +80,9 @@ struct TRITONBACKEND_Model {
   void (*drained)(srv_model_t *m);
   act_msg_t drained_msg;     /* the repository's, to tell its actor */
   void *repo_record;         /* the repository's record of this model name */
-  srv_batcher_t batcher;     /* read-only once loaded */
+  /* Read-only once loaded (the model actor reads it per batch): off the
+   * line of refs, which frontends write. */
+  _Alignas(SRV_SLOT_LINE) srv_batcher_t batcher;
   struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
   struct srv_ensemble *ens;  /* an ensemble's scheduler; NULL for other models */
   act_actor_t actor;         /* the scheduler */
