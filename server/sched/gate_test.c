@@ -17,6 +17,12 @@
 #include "test/unit/unit.h"
 
 enum { SENDERS = SRV_THREAD_SLOTS + 4, ROUNDS = 100, BEFORE_STOP = 2000 };
+/* Fewer rounds under a sanitizer (NEREID_TEST_SLOWDOWN, .bazelrc). */
+static int rounds(void) {
+  const char *s = getenv("NEREID_TEST_SLOWDOWN");
+  int slow = s != NULL ? atoi(s) : 1;
+  return slow > 1 ? ROUNDS / (2 * slow) : ROUNDS;
+}
 enum { TEST_MSG = 0x7300 };
 
 typedef struct {
@@ -125,7 +131,7 @@ static void one_round(act_runtime_t *rt) {
 static act_runtime_t *runtime;
 
 static void test_no_send_after_the_final_message(void) {
-  for (int r = 0; r < ROUNDS; r++) one_round(runtime);
+  for (int r = 0, n = rounds(); r < n; r++) one_round(runtime);
 }
 
 int main(void) {
