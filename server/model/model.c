@@ -240,18 +240,96 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
   return NULL;
 }
 
+/* ---- References ----
+ *
+ * Every request takes a reference (the lookup) and drops it (its state's
+ * end), usually on two frontend threads. One shared count would move its
+ * line between them on every request, so while the registry publishes the
+ * model its references are sliced, as Linux's percpu_ref: a reference is
+ * +1 and a drop -1 in the calling thread's slot (m->slots[i].refs, a slot
+ * may go below 0), inside a section of the registry's epoch, and `refs`
+ * holds SRV_MODEL_REF_BIAS besides the references counted there, so it
+ * cannot reach 0 whatever order drops and folds come in. When the model
+ * leaves the registry, srv_model_ref_unslice clears `sliced` (seq_cst,
+ * before the registry retires the old view); every later reference or
+ * drop that sees it cleared uses `refs`. The view's reclaim, a grace
+ * period later, calls srv_model_ref_fold: no section that saw `sliced`
+ * set is still running, so the slots are final; their sum goes into `refs`
+ * and the bias comes off. The registry's own reference, dropped just
+ * after, is then the one that may reach 0 (or a later holder's). */
+
+/* Larger than any number of references, small enough that the sum of the
+ * bias and the true count never wraps. */
+#define SRV_MODEL_REF_BIAS (UINT64_C(1) << 62)
+
+/* The sliced path: true when it counted delta in the caller's slot. */
+static bool ref_sliced(srv_model_t *m, int64_t delta) {
+  /* acquire: the domain, stored (release) before `sliced` was set. */
+  act_epoch_t *d = atomic_load_explicit(&m->ref_epoch, memory_order_acquire);
+  if (d == NULL) return false; /* never published: one atomic count */
+  act_epoch_enter(d);
+  /* seq_cst after the section's seq_cst announcement: either we see the
+   * unslice, or the fold waits for our section (actors/epoch.h, the
+   * reader's rule). */
+  bool sliced = atomic_load_explicit(&m->sliced, memory_order_seq_cst);
+  if (sliced)
+    /* relaxed: the section's exit (release) orders it, and every use of
+     * the model before it, before the fold that reads it. */
+    atomic_fetch_add_explicit(&m->slots[srv_thread_slot()].refs, delta,
+                              memory_order_relaxed);
+  act_epoch_exit(d);
+  return sliced;
+}
+
 void srv_model_ref(srv_model_t *m) {
+  if (ref_sliced(m, 1)) return;
   /* relaxed: the caller's own reference (or its epoch section) keeps the
    * model alive, so the increment orders nothing. */
   atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
 }
 
 void srv_model_unref(srv_model_t *m) {
+  if (ref_sliced(m, -1)) return;
   /* acq_rel: every use of the model by this holder happens before the
    * drained callback that leads to its finalize. */
-  uint32_t was = atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel);
+  uint64_t was = atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel);
   if (was == 0) SRV_FATAL("model '%s': reference count underflow", m->name);
   if (was == 1 && m->drained != NULL) m->drained(m);
+}
+
+void srv_model_ref_slice(srv_model_t *m, act_epoch_t *d) {
+  if (m->was_sliced) return; /* once: a model that came back stays atomic */
+  m->was_sliced = true;
+  m->biased = true;
+  /* relaxed: the caller holds a reference; nothing is published by it. */
+  atomic_fetch_add_explicit(&m->refs, SRV_MODEL_REF_BIAS, memory_order_relaxed);
+  /* release: pairs with ref_sliced's acquire load. */
+  atomic_store_explicit(&m->ref_epoch, d, memory_order_release);
+  /* seq_cst: a thread that sees it set counts in its slot from now on;
+   * one that does not still uses `refs`; both add up at the fold. */
+  atomic_store_explicit(&m->sliced, true, memory_order_seq_cst);
+}
+
+void srv_model_ref_unslice(srv_model_t *m) {
+  /* seq_cst: the writer's unlink in the epoch's protocol. */
+  atomic_store_explicit(&m->sliced, false, memory_order_seq_cst);
+}
+
+void srv_model_ref_fold(srv_model_t *m) {
+  if (!m->biased) return;
+  m->biased = false;
+  int64_t sum = 0;
+  for (uint32_t i = 0; i < SRV_THREAD_SLOTS; i++)
+    /* relaxed: the grace period ordered every slot update before us. */
+    sum += atomic_exchange_explicit(&m->slots[i].refs, 0, memory_order_relaxed);
+  /* acq_rel: as a drop (the holders' slot updates are ordered before us
+   * by the epoch; this passes that on to whoever drops the last). Modulo
+   * 2^64: `refs` + sum - bias is the true count, at least the registry's. */
+  uint64_t was = atomic_fetch_add_explicit(&m->refs, (uint64_t)sum - SRV_MODEL_REF_BIAS,
+                                           memory_order_acq_rel);
+  if (was + (uint64_t)sum - SRV_MODEL_REF_BIAS == 0)
+    SRV_FATAL("model '%s': no reference left at the fold (the registry holds one)",
+              m->name);
 }
 
 void srv_model_describe(const srv_model_t *m, srv_model_desc_t *out) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "actors/actor.h"
+#include "actors/epoch.h"
 #include "actors/timer.h"
 #include "server/common/status.h"
 #include "server/model/backend.h"
@@ -22,11 +23,14 @@
 
 typedef struct TRITONBACKEND_ModelInstance srv_instance_t;
 
-/* One writer slot's sends under way through the model's gate
- * (srv_model_send), on a line of its own: see srv_model_send. */
+/* What one writer slot (stats/thread_slot.h) of threads writes in a model
+ * on every request, on a line of its own: their share of the sliced
+ * references (model.c, "References") and their sends under way through
+ * the gate (sched/gate.c). */
 typedef struct {
-  _Alignas(SRV_SLOT_LINE) _Atomic uint32_t senders;
-} srv_gate_slot_t;
+  _Alignas(SRV_SLOT_LINE) _Atomic int64_t refs; /* +1/-1 of this slot's threads */
+  _Atomic uint32_t senders;
+} srv_model_slot_t;
 
 /* Message kinds of the model actor. */
 enum {
@@ -69,14 +73,22 @@ struct TRITONBACKEND_Model {
    * sender (srv_model_send). Among read-mostly fields: no line that
    * requests write. */
   _Atomic bool closed;
+  /* References while the registry publishes the model are sliced: counted
+   * in `slots`, inside a section of `ref_epoch` (the registry's domain, set
+   * once, with `sliced`); see model.c, "References". Read per reference. */
+  _Atomic bool sliced;
+  act_epoch_t *_Atomic ref_epoch;
+  /* The registry's (its writer thread): whether the model was sliced once,
+   * and whether `refs` still holds SRV_MODEL_REF_BIAS. */
+  bool was_sliced, biased;
   /* Lifetime: counted references, one held by the registry while the model
    * is published, one by each request's shared state and by each lookup
    * still using it. The unref that drops the last calls `drained` (set by
-   * the repository before it publishes the model). Its own line: frontend
-   * threads write it for every request (lookup, the state's drop), and the
-   * model actor's and instances' fields must not share it. The model is
+   * the repository before it publishes the model). While sliced, most are
+   * in `slots` and this holds a bias instead (model.c). Its own line, away
+   * from what the model actor and the instances read. The model is
    * allocated aligned (aligned_alloc) for these lines. */
-  _Alignas(SRV_SLOT_LINE) _Atomic uint32_t refs;
+  _Alignas(SRV_SLOT_LINE) _Atomic uint64_t refs;
   void (*drained)(srv_model_t *m);
   act_msg_t drained_msg;     /* the repository's, to tell its actor */
   void *repo_record;         /* the repository's record of this model name */
@@ -91,11 +103,11 @@ struct TRITONBACKEND_Model {
   /* The waiter's (srv_model_wait_stopped_until): which posts it consumed. */
   uint32_t waited_instances;
   bool waited_stopped;
-  /* Sends to the model actor from outside its owner chain (enqueue,
-   * cancel, ordered responses) pass a gate, so that none comes after the
-   * actor's final message: each sender counts itself in its own writer
-   * slot (stats/thread_slot.h), so no line is written by two threads. */
-  srv_gate_slot_t gate[SRV_THREAD_SLOTS];
+  /* Per writer slot: sliced references, and the sends to the model actor
+   * from outside its owner chain (enqueue, cancel, ordered responses),
+   * which pass a gate so that none comes after the actor's final message:
+   * each thread writes its own slot, so no line is written by two. */
+  srv_model_slot_t slots[SRV_THREAD_SLOTS];
   /* Scheduler state: the model actor only (a line of its own). */
   _Alignas(SRV_SLOT_LINE) srv_queue_t queue;
   srv_instance_t *idle;

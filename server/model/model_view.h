@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "actors/epoch.h"
 #include "model_config.upb.h"
 #include "server/model/request.h"
 #include "server/stats/stats.h"
@@ -63,6 +64,23 @@ void srv_model_ref(srv_model_t *m);
 
 /** Drops a reference; the last one lets the model unload. Any thread. */
 void srv_model_unref(srv_model_t *m);
+
+/* ---- For the registry (repository/registry.c), its writer thread ---- */
+
+/** m enters the registry (which holds a reference): from now on
+ *  references are counted per thread, inside sections of epoch domain d
+ *  (the registry's). Once in a model's life; later calls do nothing. */
+void srv_model_ref_slice(srv_model_t *m, act_epoch_t *d);
+
+/** m leaves the registry: references are counted in one atomic again.
+ *  Before the registry retires the view m leaves (seq_cst store). */
+void srv_model_ref_unslice(srv_model_t *m);
+
+/** A grace period of d after srv_model_ref_unslice (the view's reclaim):
+ *  adds the per-thread counts to the atomic one and takes its bias off.
+ *  The registry's own reference is still held (never drains here). Does
+ *  nothing for a model not sliced or already folded. */
+void srv_model_ref_fold(srv_model_t *m);
 
 /** Sends a request to the model's scheduler. Any thread. A model that is
  *  stopping answers it UNAVAILABLE. */

@@ -109,7 +109,10 @@ static srv_registry_view_t *view_new(const srv_registry_entry_t *entries, size_t
 
 static void view_free(srv_registry_view_t *v, bool drop_models) {
   if (drop_models)
-    for (size_t i = 0; i < v->leaving_count; i++) srv_model_unref(v->leaving[i]);
+    for (size_t i = 0; i < v->leaving_count; i++) {
+      srv_model_ref_fold(v->leaving[i]); /* a grace period after its unslice */
+      srv_model_unref(v->leaving[i]);
+    }
   free(v->leaving);
   for (size_t i = 0; i < v->count; i++) {
     srv_registry_entry_t *e = &v->entries[i];
@@ -183,11 +186,18 @@ void srv_registry_publish(srv_registry_t *r, const srv_registry_entry_t *entries
   srv_model_t **entering = calloc(models_missing(next, old, NULL) + 1, sizeof *entering);
   if (entering == NULL) SRV_FATAL("out of memory");
   size_t entering_count = models_missing(next, old, entering);
-  for (size_t i = 0; i < entering_count; i++) srv_model_ref(entering[i]);
+  /* A published model's references are counted per thread (model.c,
+   * "References"); a leaving one's go back to one count before the view
+   * is retired, and are folded when it is reclaimed (view_free). */
+  for (size_t i = 0; i < entering_count; i++) {
+    srv_model_ref(entering[i]);
+    srv_model_ref_slice(entering[i], r->epoch);
+  }
   free(entering);
   old->leaving = calloc(models_missing(old, next, NULL) + 1, sizeof *old->leaving);
   if (old->leaving == NULL) SRV_FATAL("out of memory");
   old->leaving_count = models_missing(old, next, old->leaving);
+  for (size_t i = 0; i < old->leaving_count; i++) srv_model_ref_unslice(old->leaving[i]);
   /* seq_cst: see `current`. Release part: readers see the view's contents. */
   atomic_store_explicit(&r->current, next, memory_order_seq_cst);
   old->owner = r;

@@ -12,7 +12,7 @@ bool srv_model_send(srv_model_t *m, act_msg_t *msg) {
    * seq_cst on both sides (here and in srv_model_gate_close): either we
    * see closed, or the closer's later seq_cst load of our slot sees us
    * counted and it waits for us. */
-  srv_gate_slot_t *mine = &m->gate[srv_thread_slot()];
+  srv_model_slot_t *mine = &m->slots[srv_thread_slot()];
   atomic_fetch_add_explicit(&mine->senders, 1, memory_order_seq_cst);
   bool open = !atomic_load_explicit(&m->closed, memory_order_seq_cst);
   if (open) act_send(&m->actor, msg);
@@ -29,6 +29,6 @@ bool srv_model_gate_close(srv_model_t *m) {
    * comes after our store in the total order, so it sees closed. */
   for (uint32_t i = 0; i < SRV_THREAD_SLOTS; i++)
     /* seq_cst (acquire part: the send of a sender that left). */
-    if (atomic_load_explicit(&m->gate[i].senders, memory_order_seq_cst) != 0) return false;
+    if (atomic_load_explicit(&m->slots[i].senders, memory_order_seq_cst) != 0) return false;
   return true;
 }
