@@ -290,8 +290,9 @@ const flag_t srv_option_flags[] = {
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
     {"model-namespacing", FLAG_BOOL, OPT(model_namespacing), 0, 0,
-     "Refused when true: Nereid serves one model namespace, a model name found in "
-     "two repositories is a conflict (default false)."},
+     "Each repository is a model namespace: the same model name may be in several "
+     "repositories; a request by a name found in more than one fails (default "
+     "false)."},
     {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
      "off only (the default): Nereid has no rate limiter; execution_count is "
      "refused."},

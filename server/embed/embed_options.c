@@ -172,6 +172,13 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictReadiness(
                   "%s", bool_text(strict));
 }
 
+/* Each repository a namespace (server/repository/repository.md). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
+    TRITONSERVER_ServerOptions *o, bool enable) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelNamespacing", "model-namespacing",
+                  "%s", bool_text(enable));
+}
+
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitTimeout(TRITONSERVER_ServerOptions *o,
                                                              unsigned int timeout) {
   return flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout", "exit-timeout-secs", "%u",

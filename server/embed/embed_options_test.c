@@ -60,8 +60,10 @@ static void test_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetMetricsInterval(o, 500));
   OK(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "", "summary_latencies", "true"));
   OK(TRITONSERVER_ServerOptionsSetServerId(o, "embedded"));
+  OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
   srv_options_t opt;
   REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(opt.model_namespacing);
   CHECK_EQ_U64(opt.model_repository_count, 2);
   CHECK_STREQ(opt.model_repositories[1], "/models/b=c");
   CHECK_STREQ(opt.model_control_mode, "explicit");
@@ -170,8 +172,6 @@ static void test_absent_features(void) {
         "cache 'local'");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"), UNSUPPORTED,
         "numa-node: Nereid binds no memory to NUMA nodes");
-  FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
-        "one model namespace");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
