@@ -217,7 +217,6 @@ class MissingFeatures(unittest.TestCase):
         self.refused("--rate-limit-resource=R1:4", "Nereid has no rate limiter")
         self.refused("--response-cache-byte-size=1048576", "Nereid has no response cache")
         self.refused("--cache-config=local,size=1048576", "Nereid has no response cache")
-        self.refused("--model-namespacing=true", "Nereid has no model namespaces")
         self.refused("--host-policy=gpu_0,numa-node=0", "Nereid binds no memory to NUMA nodes")
 
     def test_defaults_accepted(self):

@@ -1,0 +1,169 @@
+"""End to end: --model-namespacing, as tritonserver has it. Two repositories
+each hold a model named `composing` (addsub in one, an ensemble of two
+steps of `simple` in the other) and an ensemble of one step over
+`composing`. With namespacing both load, a request naming `composing`
+fails with tritonserver's ambiguity text, and each ensemble uses its own
+repository's `composing` (their answers differ); explicit loads and
+unloads by name act in every repository holding the name. Without it,
+the name in two repositories is the conflict it always was."""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import grpc
+import numpy as np
+
+import harness
+from harness import Server, stop_clean
+import grpc_service_pb2 as pb
+
+E = grpc.StatusCode
+RPC_TIMEOUT = 60 * harness.SLOW
+AMBIGUOUS = ("There are 2 identifiers of model 'composing' in global map, model namespace "
+             "must be provided to resolve ambiguity.")
+
+
+def ensemble_config(name, steps):
+    """An ensemble with simple's interface chaining `steps` (models with
+    that interface): each step's outputs feed the next one's inputs."""
+    io = "\n".join('%s [ { name: "%s0" data_type: TYPE_INT32 dims: [ 16 ] },\n'
+                   '  { name: "%s1" data_type: TYPE_INT32 dims: [ 16 ] } ]'
+                   % (kind, kind.upper(), kind.upper()) for kind in ("input", "output"))
+    text = []
+    for i, model in enumerate(steps):
+        src = ("INPUT0", "INPUT1") if i == 0 else ("t%d_0" % i, "t%d_1" % i)
+        dst = (("OUTPUT0", "OUTPUT1") if i == len(steps) - 1
+               else ("t%d_0" % (i + 1), "t%d_1" % (i + 1)))
+        text.append('{ model_name: "%s" model_version: -1\n'
+                    '  input_map { key: "INPUT0" value: "%s" }\n'
+                    '  input_map { key: "INPUT1" value: "%s" }\n'
+                    '  output_map { key: "OUTPUT0" value: "%s" }\n'
+                    '  output_map { key: "OUTPUT1" value: "%s" } }'
+                    % (model, src[0], src[1], dst[0], dst[1]))
+    return ('name: "%s"\nplatform: "ensemble"\nmax_batch_size: 8\n%s\n'
+            'ensemble_scheduling { step [\n%s\n] }\n' % (name, io, ",\n".join(text)))
+
+
+def make_repo(models):
+    """models: name -> config text, or None for the example `simple` under
+    that name. Each model gets a version folder 1."""
+    root = tempfile.mkdtemp(prefix="nsrepo", dir=os.environ.get("TEST_TMPDIR"))
+    for name, config in models.items():
+        if config is None:
+            shutil.copytree(os.path.join(harness.EXAMPLES, "simple"), os.path.join(root, name))
+            path = os.path.join(root, name, "config.pbtxt")
+            with open(path) as f:
+                config = f.read().replace('name: "simple"', 'name: "%s"' % name, 1)
+        os.makedirs(os.path.join(root, name, "1"), exist_ok=True)
+        with open(os.path.join(root, name, "config.pbtxt"), "w") as f:
+            f.write(config)
+    return root
+
+
+# A: composing = addsub (a+b, a-b). B: composing = simple then simple,
+# which gives (2a, 2b).
+def repos():
+    a = make_repo({"composing": None, "ens_a": ensemble_config("ens_a", ["composing"])})
+    b = make_repo({"simple": None,
+                   "composing": ensemble_config("composing", ["simple", "simple"]),
+                   "ens_b": ensemble_config("ens_b", ["composing"])})
+    return a, b
+
+
+class NamespacingTest(unittest.TestCase):
+    def start(self, *args):
+        self.a, self.b = repos()
+        self.server = Server(*args, "--model-repository=" + self.b, repo=self.a)
+        self.stub = self.server.inference()
+
+    def tearDown(self):
+        if hasattr(self, "server"):
+            stop_clean(self.server)
+
+    def infer(self, model):
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        b = np.full((1, 16), 3, dtype=np.int32)
+        req = harness.infer_request(model, [("INPUT0", "INT32", a), ("INPUT1", "INT32", b)])
+        resp = self.stub.ModelInfer(req, timeout=RPC_TIMEOUT)
+        out = {o.name: np.frombuffer(resp.raw_output_contents[i], dtype=np.int32)
+               for i, o in enumerate(resp.outputs)}
+        a, b = a.ravel(), b.ravel()
+        if np.array_equal(out["OUTPUT0"], a + b) and np.array_equal(out["OUTPUT1"], a - b):
+            return "addsub"
+        if np.array_equal(out["OUTPUT0"], 2 * a) and np.array_equal(out["OUTPUT1"], 2 * b):
+            return "double"
+        self.fail("unexpected answer of %s: %s" % (model, out))
+
+    def fails(self, call, code, needle):
+        with self.assertRaises(grpc.RpcError) as cm:
+            call()
+        self.assertEqual(cm.exception.code(), code, cm.exception.details())
+        self.assertIn(needle, cm.exception.details())
+
+    def index(self):
+        return sorted((m.name, m.version, m.state) for m in self.stub.RepositoryIndex(
+            pb.RepositoryIndexRequest(), timeout=RPC_TIMEOUT).models)
+
+    def load(self, name):
+        return self.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
+                                             timeout=RPC_TIMEOUT)
+
+    def unload(self, name):
+        return self.stub.RepositoryModelUnload(
+            pb.RepositoryModelUnloadRequest(model_name=name), timeout=RPC_TIMEOUT)
+
+    def check_ambiguous(self):
+        self.fails(lambda: self.infer("composing"), E.INVALID_ARGUMENT, AMBIGUOUS)
+        self.fails(lambda: self.stub.ModelMetadata(pb.ModelMetadataRequest(name="composing"),
+                                                   timeout=RPC_TIMEOUT),
+                   E.INVALID_ARGUMENT, AMBIGUOUS)
+        self.fails(lambda: self.stub.ModelConfig(pb.ModelConfigRequest(name="composing"),
+                                                 timeout=RPC_TIMEOUT),
+                   E.INVALID_ARGUMENT, AMBIGUOUS)
+
+    def check_own_namespace(self):
+        self.assertEqual(self.infer("ens_a"), "addsub")
+        self.assertEqual(self.infer("ens_b"), "double")
+        self.assertEqual(self.infer("simple"), "addsub")  # one namespace only
+
+    def test_every_model_loads_at_start(self):
+        self.start("--model-namespacing=true")
+        self.check_ambiguous()
+        self.check_own_namespace()
+        self.assertEqual(self.index(), [
+            ("composing", "1", "READY"), ("composing", "1", "READY"),
+            ("ens_a", "1", "READY"), ("ens_b", "1", "READY"), ("simple", "1", "READY")])
+        # The ensemble's config names the namespace its step is bound to.
+        cfg = self.stub.ModelConfig(pb.ModelConfigRequest(name="ens_a"), timeout=RPC_TIMEOUT)
+        self.assertEqual(cfg.config.ensemble_scheduling.step[0].model_namespace, self.a)
+
+    def test_explicit_loads_and_unloads_every_namespace(self):
+        self.start("--model-namespacing=true", "--model-control-mode=explicit")
+        self.load("ens_a")  # its step's name loads in both repositories
+        self.assertEqual(self.infer("ens_a"), "addsub")
+        self.check_ambiguous()
+        self.load("ens_b")
+        self.check_own_namespace()
+        # Unloading the name unloads it everywhere, and the ensembles with it.
+        self.unload("composing")
+        self.fails(lambda: self.infer("ens_a"), E.UNAVAILABLE, "ens_a")
+        self.fails(lambda: self.infer("composing"), E.UNAVAILABLE, "composing")
+        self.assertEqual(self.infer("simple"), "addsub")
+        # A name no repository has is refused as before.
+        self.fails(lambda: self.load("nowhere"), E.INTERNAL,
+                   "failed to load 'nowhere', failed to poll from model repository")
+        self.load("composing")
+        self.check_ambiguous()
+
+    def test_without_namespacing_a_name_in_two_repositories_conflicts(self):
+        self.start("--model-control-mode=explicit")
+        self.fails(lambda: self.load("composing"), E.INVALID_ARGUMENT,
+                   "model 'composing' appears in several model repositories")
+        self.load("simple")
+        self.assertEqual(self.infer("simple"), "addsub")
+
+
+if __name__ == "__main__":
+    harness.main()
