@@ -299,6 +299,13 @@ static bool user_rebinds(srv_repository_t *r, const repo_record_t *user,
   bool loading = user->load_job != NULL && user->load_job->steps_ready;
   if (reload && steps_use(r, user, rec) && (user->version_count > 0 || loading))
     return true;
+  /* A step's model appears in the ensemble's own namespace: it binds that
+   * one instead of another namespace's, as tritonserver re-checks an
+   * ensemble whose step matched a model of another namespace. */
+  if (!reload && rec->ns != NULL && user->ns != NULL && user->version_count > 0 &&
+      strcmp(user->ns, rec->ns) == 0 && user->running == NULL)
+    for (size_t i = 0; i < user->dep_count; i++)
+      if (strcmp(user->deps[i], rec->name) == 0) return true;
   if (!user->orphaned || user->version_count > 0 || user->running != NULL) return false;
   for (size_t i = 0; i < user->dep_count; i++)
     if (dep_is(r, user, user->deps[i], rec)) return steps_all_ready(r, user);

@@ -10,6 +10,7 @@ the name in two repositories is the conflict it always was."""
 import os
 import shutil
 import tempfile
+import time
 import unittest
 
 import grpc
@@ -156,6 +157,32 @@ class NamespacingTest(unittest.TestCase):
                    "failed to load 'nowhere', failed to poll from model repository")
         self.load("composing")
         self.check_ambiguous()
+
+    def test_poll_rebinds_when_a_step_model_moves(self):
+        """Poll mode: A's `composing` goes, and ens_a binds B's; it comes
+        back, and ens_a binds its own again."""
+        self.start("--model-namespacing=true", "--model-control-mode=poll",
+                   "--repository-poll-secs=1")
+        self.assertEqual(self.infer("ens_a"), "addsub")
+        moved = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")), "c")
+        shutil.move(os.path.join(self.a, "composing"), moved)
+        self.assertTrue(self.wait_answer("ens_a", "double"), self.server.text())
+        self.assertEqual(self.infer("composing"), "double")  # one namespace left
+        shutil.move(moved, os.path.join(self.a, "composing"))
+        self.assertTrue(self.wait_answer("ens_a", "addsub"), self.server.text())
+        self.assertEqual(self.infer("ens_b"), "double")
+        self.check_ambiguous()
+
+    def wait_answer(self, model, answer, timeout=20):
+        deadline = time.monotonic() + timeout * harness.SLOW
+        while time.monotonic() < deadline:
+            try:
+                if self.infer(model) == answer:
+                    return True
+            except grpc.RpcError:
+                pass
+            time.sleep(0.1)
+        return False
 
     def test_without_namespacing_a_name_in_two_repositories_conflicts(self):
         self.start("--model-control-mode=explicit")
