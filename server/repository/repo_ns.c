@@ -67,8 +67,8 @@ void repo_ns_split(srv_repository_t *r, srv_repo_op_t *op) {
     char **nss = calloc(r->record_count + 1, sizeof *nss);
     if (nss == NULL) SRV_FATAL("out of memory");
     size_t n = 0;
-    for (size_t i = 0; i < r->record_count; i++)
-      if (strcmp(r->records[i]->name, op->name) == 0)
+    for (size_t i = 0; i < r->record_count; i++) /* every one has a namespace */
+      if (strcmp(r->records[i]->name, op->name) == 0 && r->records[i]->ns != NULL)
         nss[n++] = srv_strdup(r->records[i]->ns);
     parts_start(r, op, nss, n);
     for (size_t i = 0; i < n; i++) free(nss[i]);
