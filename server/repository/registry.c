@@ -1,6 +1,7 @@
 /* The published views of the models (see registry.h). Readers: any thread,
  * inside an epoch section. Writer: the repository actor, one at a time. */
 #include "server/repository/registry.h"
+#include "server/repository/repo_scan.h"
 #include "server/model/model.h"
 
 #include <errno.h>
@@ -67,16 +68,10 @@ static uint64_t name_hash(const char *s, size_t len) {
   return h;
 }
 
-/* NULL (no namespace) first. */
-static int ns_cmp(const char *a, const char *b) {
-  if (a == NULL || b == NULL) return (a != NULL) - (b != NULL);
-  return strcmp(a, b);
-}
-
 static int entry_cmp(const void *a, const void *b) {
   const srv_registry_entry_t *x = a, *y = b;
   int c = strcmp(x->name, y->name);
-  return c != 0 ? c : ns_cmp(x->ns, y->ns);
+  return c != 0 ? c : srv_repo_ns_cmp(x->ns, y->ns);
 }
 
 static void *array_copy(const void *from, size_t n, size_t size) {
@@ -175,7 +170,7 @@ const srv_registry_entry_t *srv_registry_view_find_ns(const srv_registry_view_t 
                                                       const char *ns, const char *name) {
   const srv_registry_entry_t *e = srv_registry_view_find(v, name, strlen(name));
   for (; e != NULL; e = same_name_next(v, e))
-    if (ns_cmp(e->ns, ns) == 0) return e;
+    if (srv_repo_ns_cmp(e->ns, ns) == 0) return e;
   return NULL;
 }
 

@@ -271,7 +271,8 @@ void repo_ns_resolved(srv_repository_t *r, repo_job_t *job);
 void repo_ns_resolve_run(srv_repository_t *r, repo_job_t *job);
 /** Binds each step of a parked ensemble's config to the namespace of the
  *  model its step name resolves to (Step.model_namespace, as tritonserver
- *  sets it), so its versions take that model from the registry. */
+ *  sets it; empty without namespaces), so its versions take that model
+ *  from the registry. */
 void repo_ns_bind_steps(srv_repository_t *r, repo_job_t *job);
 
 /* repo_roots.c: the roots and their mappings. */

@@ -111,23 +111,29 @@ void repo_ns_resolved(srv_repository_t *r, repo_job_t *job) {
 }
 
 void repo_ns_bind_steps(srv_repository_t *r, repo_job_t *job) {
-  if (!r->namespacing || job->config == NULL) return;
+  if (job->config == NULL || !inference_ModelConfig_has_ensemble_scheduling(job->config))
+    return;
   inference_ModelEnsembling *e =
       inference_ModelConfig_mutable_ensemble_scheduling(job->config, job->arena);
   if (e == NULL) SRV_FATAL("out of memory");
   size_t n;
   inference_ModelEnsembling_Step **steps = inference_ModelEnsembling_mutable_step(e, &n);
   for (size_t i = 0; i < n; i++) {
-    upb_StringView name = inference_ModelEnsembling_Step_model_name(steps[i]);
-    char *copy = srv_strndup(name.data, name.size);
-    const repo_record_t *rec = repo_record_resolve(r, job->record->ns, copy);
-    free(copy);
-    if (rec == NULL || rec->ns == NULL) continue;
-    size_t len = strlen(rec->ns);
-    char *ns = upb_Arena_Malloc(job->arena, len + 1);
-    if (ns == NULL) SRV_FATAL("out of memory");
-    memcpy(ns, rec->ns, len + 1);
+    /* Always written, as tritonserver does: a config's own value binds
+     * nothing (without namespaces the field is emptied). */
+    const char *ns = NULL;
+    if (r->namespacing) {
+      upb_StringView name = inference_ModelEnsembling_Step_model_name(steps[i]);
+      char *copy = srv_strndup(name.data, name.size);
+      const repo_record_t *rec = repo_record_resolve(r, job->record->ns, copy);
+      free(copy);
+      if (rec != NULL) ns = rec->ns;
+    }
+    size_t len = ns != NULL ? strlen(ns) : 0;
+    char *bytes = upb_Arena_Malloc(job->arena, len + 1);
+    if (bytes == NULL) SRV_FATAL("out of memory");
+    memcpy(bytes, ns != NULL ? ns : "", len + 1);
     inference_ModelEnsembling_Step_set_model_namespace(
-        steps[i], upb_StringView_FromDataAndSize(ns, len));
+        steps[i], upb_StringView_FromDataAndSize(bytes, len));
   }
 }

@@ -19,48 +19,12 @@ import numpy as np
 import harness
 from harness import Server, stop_clean
 import grpc_service_pb2 as pb
+from ensemble_repository_test import ensemble_config, make_repo
 
 E = grpc.StatusCode
 RPC_TIMEOUT = 60 * harness.SLOW
 AMBIGUOUS = ("There are 2 identifiers of model 'composing' in global map, model namespace "
              "must be provided to resolve ambiguity.")
-
-
-def ensemble_config(name, steps):
-    """An ensemble with simple's interface chaining `steps` (models with
-    that interface): each step's outputs feed the next one's inputs."""
-    io = "\n".join('%s [ { name: "%s0" data_type: TYPE_INT32 dims: [ 16 ] },\n'
-                   '  { name: "%s1" data_type: TYPE_INT32 dims: [ 16 ] } ]'
-                   % (kind, kind.upper(), kind.upper()) for kind in ("input", "output"))
-    text = []
-    for i, model in enumerate(steps):
-        src = ("INPUT0", "INPUT1") if i == 0 else ("t%d_0" % i, "t%d_1" % i)
-        dst = (("OUTPUT0", "OUTPUT1") if i == len(steps) - 1
-               else ("t%d_0" % (i + 1), "t%d_1" % (i + 1)))
-        text.append('{ model_name: "%s" model_version: -1\n'
-                    '  input_map { key: "INPUT0" value: "%s" }\n'
-                    '  input_map { key: "INPUT1" value: "%s" }\n'
-                    '  output_map { key: "OUTPUT0" value: "%s" }\n'
-                    '  output_map { key: "OUTPUT1" value: "%s" } }'
-                    % (model, src[0], src[1], dst[0], dst[1]))
-    return ('name: "%s"\nplatform: "ensemble"\nmax_batch_size: 8\n%s\n'
-            'ensemble_scheduling { step [\n%s\n] }\n' % (name, io, ",\n".join(text)))
-
-
-def make_repo(models):
-    """models: name -> config text, or None for the example `simple` under
-    that name. Each model gets a version folder 1."""
-    root = tempfile.mkdtemp(prefix="nsrepo", dir=os.environ.get("TEST_TMPDIR"))
-    for name, config in models.items():
-        if config is None:
-            shutil.copytree(os.path.join(harness.EXAMPLES, "simple"), os.path.join(root, name))
-            path = os.path.join(root, name, "config.pbtxt")
-            with open(path) as f:
-                config = f.read().replace('name: "simple"', 'name: "%s"' % name, 1)
-        os.makedirs(os.path.join(root, name, "1"), exist_ok=True)
-        with open(os.path.join(root, name, "config.pbtxt"), "w") as f:
-            f.write(config)
-    return root
 
 
 # A: composing = addsub (a+b, a-b). B: composing = simple then simple,
