@@ -143,9 +143,26 @@ bool repo_steps_wait(srv_repository_t *r, repo_job_t *job) {
   return true;
 }
 
+/* Whether, with namespaces, `name` means nothing to `ens` because several
+ * other namespaces have it (and its own has not). */
+static bool step_ambiguous(srv_repository_t *r, const repo_record_t *ens,
+                           const char *name) {
+  if (!r->namespacing || step_record(r, ens, name) != NULL) return false;
+  size_t n = 0;
+  for (size_t i = 0; i < r->record_count; i++)
+    if (strcmp(r->records[i]->name, name) == 0 && !repo_record_unloaded(r->records[i])) n++;
+  return n > 1;
+}
+
 void repo_steps_answered(srv_repository_t *r, const srv_repo_op_t *op) {
   repo_record_t *ens = op->ctx; /* kept: its load is running */
   const repo_record_t *step = step_record(r, ens, op->name);
+  if (ens->steps_error == NULL && step_ambiguous(r, ens, op->name))
+    /* tritonserver's words, the ensemble named by its identifier */
+    ens->steps_error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                      "ensemble %s::%s contains models that are not "
+                                      "available or ambiguous: %s",
+                                      ens->ns, ens->name, op->name);
   if (ens->steps_error == NULL && (step == NULL || step->version_count == 0)) {
     if (op->status != NULL)
       ens->steps_error = srv_status_new(

@@ -148,6 +148,18 @@ class NamespacingTest(unittest.TestCase):
             time.sleep(0.1)
         return False
 
+    def test_ensemble_whose_step_is_in_two_other_namespaces_fails(self):
+        self.a, self.b = repos()
+        c = make_repo({"ens_c": ensemble_config("ens_c", ["composing"])})
+        self.server = Server("--model-namespacing=true", "--model-control-mode=explicit",
+                             "--model-repository=" + self.b, "--model-repository=" + c,
+                             repo=self.a)
+        self.stub = self.server.inference()
+        self.fails(lambda: self.load("ens_c"), E.INVALID_ARGUMENT,
+                   "ensemble %s::ens_c contains models that are not available or "
+                   "ambiguous: composing" % c)
+        self.check_ambiguous()  # the step's name loaded in both of the others
+
     def test_without_namespacing_a_name_in_two_repositories_conflicts(self):
         self.start("--model-control-mode=explicit")
         self.fails(lambda: self.load("composing"), E.INVALID_ARGUMENT,
