@@ -411,3 +411,18 @@ srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t le
   if (!srv_version_parse(version, version_len, &v)) return version_error(version, version_len);
   return srv_registry_acquire(r, name, len, v, out);
 }
+
+srv_status_t *srv_registry_ready(srv_registry_t *r, const char *name, size_t len,
+                                 const char *version, size_t version_len, bool *ready) {
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_lookup(r, name, len, version, version_len, &m);
+  *ready = st == NULL;
+  if (st == NULL) srv_model_unref(m);
+  /* Past the version and an empty name, the one INVALID_ARGUMENT the
+   * lookup gives is an ambiguous name: not ready, no error. */
+  bool refused = st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT &&
+                 (len == 0 || !srv_version_parse(version, version_len, &(int64_t){0}));
+  if (refused) return st;
+  srv_status_free(st);
+  return NULL;
+}

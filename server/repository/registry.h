@@ -136,6 +136,14 @@ srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t le
                                   const char *version, size_t version_len,
                                   srv_model_t **out);
 
+/** ModelReady's answer for model `name` at `version` (as
+ *  srv_registry_lookup takes them): *ready, or a status for what the RPC
+ *  refuses (a malformed version, an empty name). A model that is missing,
+ *  not ready or ambiguous (namespaces) is not ready, as tritonserver
+ *  answers. Any thread. */
+srv_status_t *srv_registry_ready(srv_registry_t *r, const char *name, size_t len,
+                                 const char *version, size_t version_len, bool *ready);
+
 /** True when no model is failed or still loading without a ready version
  *  (readiness with --strict-readiness). Unloaded models do not count. */
 bool srv_registry_all_ready(srv_registry_t *r);

@@ -12,6 +12,8 @@ import shutil
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 import grpc
 import numpy as np
@@ -87,6 +89,20 @@ class NamespacingTest(unittest.TestCase):
         self.fails(lambda: self.stub.ModelConfig(pb.ModelConfigRequest(name="composing"),
                                                  timeout=RPC_TIMEOUT),
                    E.INVALID_ARGUMENT, AMBIGUOUS)
+        # Readiness answers false, no error, as tritonserver's does.
+        self.assertFalse(self.stub.ModelReady(pb.ModelReadyRequest(name="composing"),
+                                              timeout=RPC_TIMEOUT).ready)
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(self.server.http_url + "/v2/models/composing/ready",
+                                   timeout=RPC_TIMEOUT)
+        self.assertEqual(cm.exception.code, 400)
+        with self.assertRaises(urllib.error.HTTPError) as cm:
+            urllib.request.urlopen(self.server.http_url + "/v2/models/composing",
+                                   timeout=RPC_TIMEOUT)
+        self.assertIn(AMBIGUOUS, cm.exception.read().decode())
+        self.fails(lambda: self.stub.ModelStatistics(
+            pb.ModelStatisticsRequest(name="composing"), timeout=RPC_TIMEOUT),
+            E.INVALID_ARGUMENT, AMBIGUOUS)
 
     def check_own_namespace(self):
         self.assertEqual(self.infer("ens_a"), "addsub")
