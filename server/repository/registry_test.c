@@ -127,6 +127,11 @@ static void shared_names_need_a_namespace(void) {
               "There are 2 identifiers of model 'm' in global map, model namespace must "
               "be provided to resolve ambiguity.");
   srv_status_free(st);
+  bool ready = true; /* ModelReady: not ready, no error; a bad version is one */
+  CHECK(srv_registry_ready(r, "m", 1, "", 0, &ready) == NULL && !ready);
+  st = srv_registry_ready(r, "m", 1, "x", 1, &ready);
+  CHECK(st != NULL && strstr(srv_status_message(st), "stol") != NULL);
+  srv_status_free(st);
   st = srv_registry_acquire(r, "z", 1, -1, &m); /* alone in its name */
   CHECK(st != NULL && strstr(srv_status_message(st), "'z' has no available versions"));
   srv_status_free(st);
