@@ -164,6 +164,27 @@ class NamespacingTest(unittest.TestCase):
             time.sleep(0.1)
         return False
 
+    def test_one_ensemble_name_in_two_repositories(self):
+        """An explicit load of a name two repositories hold loads both,
+        each ensemble with its own repository's step model."""
+        a = make_repo({"composing": None, "ens": ensemble_config("ens", ["composing"])})
+        b = make_repo({"simple": None,
+                       "composing": ensemble_config("composing", ["simple", "simple"]),
+                       "ens": ensemble_config("ens", ["composing"])})
+        self.server = Server("--model-namespacing=true", "--model-control-mode=explicit",
+                             "--model-repository=" + b, repo=a)
+        self.stub = self.server.inference()
+        self.load("ens")
+        self.assertEqual(self.index(), [
+            ("composing", "1", "READY"), ("composing", "1", "READY"),
+            ("ens", "1", "READY"), ("ens", "1", "READY"), ("simple", "1", "READY")])
+        self.fails(lambda: self.infer("ens"), E.INVALID_ARGUMENT,
+                   AMBIGUOUS.replace("'composing'", "'ens'"))
+        self.unload("ens")
+        self.assertEqual([m for m in self.index() if m[0] == "ens"],
+                         [("ens", "", "UNAVAILABLE"), ("ens", "", "UNAVAILABLE")])
+        self.check_ambiguous()  # without unload_dependents its steps. models stay
+
     def test_ensemble_whose_step_is_in_two_other_namespaces_fails(self):
         self.a, self.b = repos()
         c = make_repo({"ens_c": ensemble_config("ens_c", ["composing"])})
