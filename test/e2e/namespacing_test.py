@@ -183,7 +183,7 @@ class NamespacingTest(unittest.TestCase):
         self.unload("ens")
         self.assertEqual([m for m in self.index() if m[0] == "ens"],
                          [("ens", "", "UNAVAILABLE"), ("ens", "", "UNAVAILABLE")])
-        self.check_ambiguous()  # without unload_dependents its steps. models stay
+        self.check_ambiguous()  # without unload_dependents its steps' models stay
 
     def test_ensemble_whose_step_is_in_two_other_namespaces_fails(self):
         self.a, self.b = repos()
