@@ -197,7 +197,8 @@ class HostPolicy(unittest.TestCase):
 
     def test_cpu_cores_and_numa_node_bind_instance_threads(self):
         numa = numa_usable()
-        flags = ["--host-policy=cpu,cpu-cores=0", "--host-policy=pinned,cpu-cores=1"]
+        flags = ["--host-policy=cpu,cpu-cores=0", "--host-policy=pinned,cpu-cores=1",
+                 "--host-policy=offline,cpu-cores=1023"]
         models = [("by_kind", [{"kind": "KIND_CPU"}]),
                   ("by_name", [{"kind": "KIND_CPU", "hostPolicy": "pinned"}])]
         if numa:
@@ -237,6 +238,16 @@ class HostPolicy(unittest.TestCase):
                 self.assertEqual(memory["by_node"], "bind:0")
             else:
                 print("no NUMA memory policies here: numa-node not applied")
+            # A policy that cannot be applied (no core 1023 online) fails
+            # the load, naming the instance and the policy, as in Triton.
+            req = pb.RepositoryModelLoadRequest(model_name="offline")
+            req.parameters["config"].string_param = harness.recorder_config(
+                "offline", [{"kind": "KIND_CPU", "hostPolicy": "offline"}])
+            req.parameters["file:1/README.md"].bytes_param = b"triton_flags_test"
+            with self.assertRaises(grpc.RpcError) as failed:
+                stub.RepositoryModelLoad(req)
+            self.assertIn("host policy 'offline': cannot run on cpu-cores 1023",
+                          failed.exception.details())
         finally:
             harness.stop_clean(server)
 
