@@ -221,7 +221,8 @@ static void cpus_restore(const srv_host_policy_saved_t *saved) {
   cpu_set_t old;
   memcpy(&old, saved->cpus, sizeof old);
   int rc = pthread_setaffinity_np(pthread_self(), sizeof old, &old);
-  if (rc != 0) SRV_ERROR("host policy: cannot give a thread its CPUs back: %s", strerror(rc));
+  if (rc != 0)
+    SRV_ERROR("host policy: cannot give a thread its CPUs back: %s", strerror(rc));
 }
 
 /* MPOL_BIND to `node`, the thread's previous policy kept in *saved. */
@@ -246,7 +247,8 @@ srv_status_t *srv_host_policy_enter(char *const *settings, size_t n, const char 
   int node = -1;
   saved->cores = 0;
   saved->node = -1;
-  if (node_text != NULL && !node_parse(node_text, &node)) node = -1; /* checked at start */
+  if (node_text != NULL && !node_parse(node_text, &node))
+    node = -1; /* checked at start */
   if (cores == NULL && node < 0) return NULL;
   cpu_set_t set, old;
   srv_status_t *st = cpus_target(policy, cores, node, &set);
@@ -259,9 +261,10 @@ srv_status_t *srv_host_policy_enter(char *const *settings, size_t n, const char 
                             "host policy '%s': cannot run on cpu-cores %s: %s", policy,
                             cores, strerror(rc));
     if (rc != 0)
-      return srv_status_new(GRPC_STATUS_INTERNAL,
-                            "host policy '%s': cannot run on the CPUs of NUMA node %d: %s",
-                            policy, node, strerror(rc));
+      return srv_status_new(
+          GRPC_STATUS_INTERNAL,
+          "host policy '%s': cannot run on the CPUs of NUMA node %d: %s", policy, node,
+          strerror(rc));
     memcpy(saved->cpus, &old, sizeof old);
     saved->cores = CPU_COUNT(&set);
   }
@@ -294,7 +297,8 @@ char *srv_host_policy_json(char *const *settings, size_t n, const char *policy) 
   const char *node = setting_last(settings, n, policy, "numa-node", &ns);
   json_t *inner = json_object();
   if (inner == NULL ||
-      (cores != NULL && json_object_set_new(inner, "cpu-cores", json_string(cores)) != 0) ||
+      (cores != NULL &&
+       json_object_set_new(inner, "cpu-cores", json_string(cores)) != 0) ||
       (node != NULL && json_object_set_new(inner, "numa-node", json_string(node)) != 0))
     SRV_FATAL("out of memory");
   json_t *doc = json_object();

@@ -34,9 +34,9 @@ srv_status_t *srv_host_policy_check_nodes(char *const *settings, size_t n);
 typedef struct {
   unsigned long cpus[1024 / (8 * sizeof(unsigned long))]; /* a cpu_set_t */
   unsigned long nodes[SRV_HOST_POLICY_NODES / (8 * sizeof(unsigned long))];
-  int mode;     /* get_mempolicy's mode, flags included */
-  int cores;    /* CPUs the thread was given; 0: affinity untouched */
-  int node;     /* the node its memory was bound to; -1: untouched */
+  int mode;  /* get_mempolicy's mode, flags included */
+  int cores; /* CPUs the thread was given; 0: affinity untouched */
+  int node;  /* the node its memory was bound to; -1: untouched */
 } srv_host_policy_saved_t;
 
 /** Applies `policy` (its last cpu-cores and numa-node settings) to the

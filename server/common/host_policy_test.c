@@ -46,10 +46,12 @@ static void forms(void) {
   expect_refused("cpu,cpu-cores=1024", GRPC_STATUS_INVALID_ARGUMENT, "below 1024");
   expect_refused("cpu,cpu-cores=1,,2", GRPC_STATUS_INVALID_ARGUMENT, "cpu-cores expects");
   expect_refused("cpu,cpu-cores=-1", GRPC_STATUS_INVALID_ARGUMENT, "cpu-cores expects");
-  expect_refused("gpu_0,numa-node=1024", GRPC_STATUS_INVALID_ARGUMENT,
-                 "'gpu_0,numa-node=1024': numa-node expects a NUMA node number below 1024");
+  expect_refused(
+      "gpu_0,numa-node=1024", GRPC_STATUS_INVALID_ARGUMENT,
+      "'gpu_0,numa-node=1024': numa-node expects a NUMA node number below 1024");
   expect_refused("gpu_0,numa-node=-1", GRPC_STATUS_INVALID_ARGUMENT, "numa-node expects");
-  expect_refused("gpu_0,numa-node=0x1", GRPC_STATUS_INVALID_ARGUMENT, "numa-node expects");
+  expect_refused("gpu_0,numa-node=0x1", GRPC_STATUS_INVALID_ARGUMENT,
+                 "numa-node expects");
   expect_refused("gpu_0,numa-node=99999999999999999999", GRPC_STATUS_INVALID_ARGUMENT,
                  "numa-node expects");
 }
@@ -167,8 +169,8 @@ static void numa_apply(int node) {
   CHECK(mode_now(nodes) == MPOL_DEFAULT);
 
   char needle[96];
-  snprintf(needle, sizeof needle, "host policy 'gone': cannot bind memory to NUMA node %d",
-           numa_max_node() + 1);
+  snprintf(needle, sizeof needle,
+           "host policy 'gone': cannot bind memory to NUMA node %d", numa_max_node() + 1);
   expect_message(srv_host_policy_enter(list, 5, "gone", &saved), GRPC_STATUS_INTERNAL,
                  needle);
   CHECK(mode_now(nodes) == MPOL_DEFAULT);

@@ -334,8 +334,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerO
   char *list[] = {text};
   srv_status_t *st = srv_host_policy_check(list, 1);
   if (st != NULL) {
-    TRITONSERVER_Error *err =
-        api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn, srv_status_message(st));
+    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
+                                            srv_status_message(st));
     srv_status_free(st);
     return err;
   }

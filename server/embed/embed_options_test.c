@@ -205,7 +205,8 @@ static void test_triton_flags(void) {
         INVALID_ARG, "a GPU id and a fraction >= 0");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
         "cpu-cores expects cores and ranges");
-  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "one"), INVALID_ARG,
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "one"),
+        INVALID_ARG,
         "'gpu_0,numa-node=one': numa-node expects a NUMA node number below 1024");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
         "unknown key 'cores'");

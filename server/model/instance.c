@@ -188,7 +188,8 @@ static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
     return named;
   }
   if (saved.cores > 0 || saved.node >= 0)
-    SRV_VERBOSE(1, "model '%s' instance '%s': host policy '%s': %d CPU cores, NUMA node %d",
+    SRV_VERBOSE(1,
+                "model '%s' instance '%s': host policy '%s': %d CPU cores, NUMA node %d",
                 m->name, inst->name, inst->host_policy, saved.cores, saved.node);
   st = instance_start_bound(m, inst);
   srv_host_policy_leave(&saved);
