@@ -187,10 +187,13 @@ static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
     srv_status_free(st);
     return named;
   }
-  if (saved.cores > 0 || saved.node >= 0)
-    SRV_VERBOSE(1,
-                "model '%s' instance '%s': host policy '%s': %d CPU cores, NUMA node %d",
-                m->name, inst->name, inst->host_policy, saved.cores, saved.node);
+  if (saved.cores > 0 || saved.node >= 0) {
+    char memory[48] = "";
+    if (saved.node >= 0)
+      snprintf(memory, sizeof memory, ", memory on NUMA node %d", saved.node);
+    SRV_VERBOSE(1, "model '%s' instance '%s': host policy '%s': %d CPU cores (0: all)%s",
+                m->name, inst->name, inst->host_policy, saved.cores, memory);
+  }
   st = instance_start_bound(m, inst);
   srv_host_policy_leave(&saved);
   return st;
