@@ -282,8 +282,9 @@ const flag_t srv_option_flags[] = {
     {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
      "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
      "CPU affinity of the threads of instances with that host policy (an instance "
-     "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
-     "(Nereid binds no memory to NUMA nodes)."},
+     "group's host_policy, else cpu, gpu_<N> or model); numa-node=<node> binds "
+     "their memory to that NUMA node (and, without cpu-cores, runs them on its "
+     "CPUs)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
      "Folder of response cache libraries; accepted, no cache is ever loaded."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,

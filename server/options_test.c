@@ -559,7 +559,10 @@ static void triton_flags(void) {
   CHECK(srv_options_gpu_load_limit(&opt, 0) == 1.0);
   srv_options_free(&opt);
   expect_validate("--host-policy=gpu_0,numa-nodes=1", "unknown key 'numa-nodes'");
-  expect_validate("--host-policy=gpu_0,numa-node=1", "Nereid binds no memory to NUMA nodes");
+  expect_validate("--host-policy=gpu_0,numa-node=1024", "numa-node expects a NUMA node");
+  /* No machine has node 1000; without NUMA memory policies the refusal
+   * names the setting as well. */
+  expect_validate("--host-policy=gpu_0,numa-node=1000", "'gpu_0,numa-node=1000': ");
   expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "");
   expect_validate("--model-namespacing=true", "");
   expect_validate("--rate-limit=execution_count", "Nereid has no rate limiter");
