@@ -578,7 +578,8 @@ static void triton_flags(void) {
   CHECK(opt.model_namespacing);
   CHECK(srv_options_validate(&opt) == NULL);
   srv_options_free(&opt);
-  char *cache[] = {"nereid", "--model-repository=/", "--response-cache-byte-size=1", NULL};
+  char *cache[] = {"nereid", "--model-repository=/", "--response-cache-byte-size=1",
+                   NULL};
   REQUIRE(parse(&opt, cache) == NULL);
   srv_status_t *st = srv_options_validate(&opt);
   CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);

@@ -290,9 +290,15 @@ static void test_namespaces(void) {
   srv_server_t srv = {.registry = srv_registry_new()};
   srv_model_t *av[] = {a}, *bv[] = {b};
   srv_registry_entry_t entries[] = {
-      {.name = "alpha", .ns = "/b", .state = SRV_MODEL_STATE_READY, .versions = bv,
+      {.name = "alpha",
+       .ns = "/b",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = bv,
        .version_count = 1},
-      {.name = "alpha", .ns = "/a", .state = SRV_MODEL_STATE_READY, .versions = av,
+      {.name = "alpha",
+       .ns = "/a",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = av,
        .version_count = 1},
   };
   srv_registry_publish(srv.registry, entries, 2);

@@ -1,8 +1,8 @@
 /* The published views of the models (see registry.h). Readers: any thread,
  * inside an epoch section. Writer: the repository actor, one at a time. */
 #include "server/repository/registry.h"
-#include "server/repository/repo_scan.h"
 #include "server/model/model.h"
+#include "server/repository/repo_scan.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -192,7 +192,8 @@ void repo_poll_result(srv_repository_t *r, repo_job_t *job) {
     const srv_repo_model_t *m = &l->models[i];
     repo_record_t *rec = repo_record_find(r, m->ns, m->name);
     if (rec != NULL && (rec->running != NULL || rec->from_override)) continue;
-    if (rec != NULL && !repo_record_unloaded(rec) && rec->fingerprint == m->fingerprint) continue;
+    if (rec != NULL && !repo_record_unloaded(rec) && rec->fingerprint == m->fingerprint)
+      continue;
     SRV_VERBOSE(1, "poll: %s '%s'", rec == NULL ? "new model" : "model changed", m->name);
     /* A reload that fails keeps the old versions and this fingerprint: it
      * is tried again when the folder changes again. */

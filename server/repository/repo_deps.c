@@ -150,7 +150,8 @@ static bool step_ambiguous(srv_repository_t *r, const repo_record_t *ens,
   if (!r->namespacing || step_record(r, ens, name) != NULL) return false;
   size_t n = 0;
   for (size_t i = 0; i < r->record_count; i++)
-    if (strcmp(r->records[i]->name, name) == 0 && !repo_record_unloaded(r->records[i])) n++;
+    if (strcmp(r->records[i]->name, name) == 0 && !repo_record_unloaded(r->records[i]))
+      n++;
   return n > 1;
 }
 

@@ -78,7 +78,8 @@ static srv_status_t *no_folder(const char *name) {
   SRV_ERROR("failed to poll model '%s': no model folder '%s' in the model repositories",
             name, name);
   return srv_status_new(GRPC_STATUS_INTERNAL,
-                        "failed to load '%s', failed to poll from model repository", name);
+                        "failed to load '%s', failed to poll from model repository",
+                        name);
 }
 
 srv_status_t *repo_roots_find(repo_roots_t *t, const char *name, char **out,
@@ -191,10 +192,10 @@ static void listing_map(srv_repo_listing_t *l, const repo_mapping_t *maps, size_
         l->models[j--] = l->models[--l->count];
       }
     if (is_dir(maps[i].dir))
-      l->models[l->count++] = (srv_repo_model_t){
-          .name = srv_strdup(maps[i].model),
-          .ns = namespacing ? srv_strdup(maps[i].root) : NULL,
-          .dir = srv_strdup(maps[i].dir)};
+      l->models[l->count++] =
+          (srv_repo_model_t){.name = srv_strdup(maps[i].model),
+                             .ns = namespacing ? srv_strdup(maps[i].root) : NULL,
+                             .dir = srv_strdup(maps[i].dir)};
   }
   qsort(l->models, l->count, sizeof *l->models, model_cmp);
   /* A mapped name that is also a folder elsewhere: listed once. */

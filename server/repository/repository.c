@@ -33,7 +33,8 @@ bool repo_record_unloaded(const repo_record_t *rec) {
   return srv_model_state_is_unloaded(rec->state, rec->reason, rec->version_count);
 }
 
-repo_record_t *repo_record_resolve(srv_repository_t *r, const char *ns, const char *name) {
+repo_record_t *repo_record_resolve(srv_repository_t *r, const char *ns,
+                                   const char *name) {
   repo_record_t *own = repo_record_find(r, ns, name);
   if (!r->namespacing || (own != NULL && !repo_record_unloaded(own))) return own;
   repo_record_t *only = NULL;
@@ -434,8 +435,8 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
   if (op->origin == REPO_ORIGIN_STEP && rec->running->kind == SRV_REPO_UNLOAD) {
     char q[SRV_QUOTE_SIZE];
     repo_op_done(r, op,
-            srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
-                           srv_quote_str(q, op->name)));
+                 srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
+                                srv_quote_str(q, op->name)));
     return;
   }
   if (op_joins(op, rec)) {
