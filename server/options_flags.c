@@ -224,8 +224,9 @@ const flag_t srv_option_flags[] = {
      "the server take GPU memory; repeatable; 0 means no pool (default 64 MiB per "
      "GPU, as tritonserver)."},
     {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
-     "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
-     "no pool (default 268435456, as tritonserver)."},
+     "Bytes of the page-locked host memory pool, created when a GPU exists; with "
+     "--host-policy numa-node settings one pool of this size on each NUMA node they "
+     "name; 0 means no pool (default 268435456, as tritonserver)."},
     /* Tracing: values are checked by srv_trace_config_check. */
     {"trace-config", FLAG_STRING_LIST, OPT(trace_configs), 0, 0,
      "A trace setting [<mode>,]<key>=<value>, repeatable: level=OFF|TIMESTAMPS|TENSORS "
