@@ -197,6 +197,41 @@ class NamespacingTest(unittest.TestCase):
                    "ambiguous: composing" % c)
         self.check_ambiguous()  # the step's name loaded in both of the others
 
+    def test_answers_and_logs_name_models_by_identifier(self):
+        """As tritonserver's ModelIdentifier: `<repository>::<name>` in answers
+        and log lines; a load failing in several repositories lists each."""
+        bad = 'name: "bad"\nbackend: "no_such_backend"\n'
+        a = make_repo({"bad": bad, "ens": ensemble_config("ens", ["bad"])})
+        b = make_repo({"bad": bad})
+        self.server = Server("--model-namespacing=true", "--model-control-mode=explicit",
+                             "--model-repository=" + b, repo=a)
+        self.stub = self.server.inference()
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.load("bad")
+        self.assertEqual(cm.exception.code(), E.INVALID_ARGUMENT)
+        details = cm.exception.details()
+        self.assertEqual(details.count("load failed for model "), 2, details)
+        for root in (a, b):
+            self.assertIn("load failed for model '%s::bad': failed to load '%s::bad' "
+                          "version 1: " % (root, root), details)
+            self.assertTrue(self.server.wait_text("failed to load '%s::bad' version 1"
+                                                  % root), self.server.text())
+        self.fails(lambda: self.load("ens"), E.INVALID_ARGUMENT,
+                   "load failed for model '%s::ens': ensemble '%s::ens' depends on "
+                   "'%s::bad' which has no loaded version. Model '%s::bad' loading "
+                   "failed with error: " % (a, a, a, a))
+
+    def test_without_namespacing_answers_name_models_alone(self):
+        bad = 'name: "bad"\nbackend: "no_such_backend"\n'
+        self.server = Server("--model-control-mode=explicit", repo=make_repo({"bad": bad}))
+        self.stub = self.server.inference()
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.load("bad")
+        details = cm.exception.details()
+        self.assertTrue(details.startswith("failed to load 'bad' version 1: "), details)
+        self.assertNotIn("::", details)
+        self.assertTrue(self.server.wait_text("failed to load 'bad' version 1"))
+
     def test_without_namespacing_a_name_in_two_repositories_conflicts(self):
         self.start("--model-control-mode=explicit")
         self.fails(lambda: self.load("composing"), E.INVALID_ARGUMENT,
