@@ -98,9 +98,14 @@ static srv_status_t *cycle_check(srv_repository_t *r, const repo_job_t *job) {
 }
 
 /* A step's model is ready now, with nothing under way that could change
- * it: no need to ask for its load. */
+ * it: no need to ask for its load. With namespaces, only a model of the
+ * ensemble's own namespace is: one of another namespace stands in while
+ * its own has none, and the load asks every root again, as tritonserver
+ * polls a step's name in every repository at each load of the ensemble
+ * (a folder that appeared in its own root loads, and is bound). */
 static bool step_ready(srv_repository_t *r, const repo_record_t *ens, const char *name) {
   const repo_record_t *rec = step_record(r, ens, name);
+  if (rec != NULL && r->namespacing && strcmp(rec->ns, ens->ns) != 0) return false;
   return rec != NULL && rec->version_count > 0 && rec->running == NULL &&
          rec->queue_head == NULL;
 }

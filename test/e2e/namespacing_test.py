@@ -153,6 +153,23 @@ class NamespacingTest(unittest.TestCase):
         self.assertEqual(self.infer("ens_b"), "double")
         self.check_ambiguous()
 
+    def test_explicit_load_binds_a_step_model_that_appeared(self):
+        """Explicit mode, as tritonserver's dynamic resolution: A's
+        `composing` is away when ens_a loads, so ens_a binds B's; once it is
+        back, loading ens_a again loads A's and binds it."""
+        self.start("--model-namespacing=true", "--model-control-mode=explicit")
+        moved = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")), "c")
+        shutil.move(os.path.join(self.a, "composing"), moved)
+        self.load("ens_a")
+        self.load("ens_b")
+        self.assertEqual(self.infer("ens_a"), "double")
+        self.assertEqual(self.infer("composing"), "double")  # one namespace has it
+        shutil.move(moved, os.path.join(self.a, "composing"))
+        self.load("ens_a")
+        self.assertEqual(self.infer("ens_a"), "addsub")
+        self.assertEqual(self.infer("ens_b"), "double")
+        self.check_ambiguous()
+
     def wait_answer(self, model, answer, timeout=20):
         deadline = time.monotonic() + timeout * harness.SLOW
         while time.monotonic() < deadline:
