@@ -237,6 +237,13 @@ class NamespacingTest(unittest.TestCase):
                    "load failed for model '%s::ens': ensemble '%s::ens' depends on "
                    "'%s::bad' which has no loaded version. Model '%s::bad' loading "
                    "failed with error: " % (a, a, a, a))
+        # A client's files make a model of the empty namespace: its name alone.
+        req = pb.RepositoryModelLoadRequest(model_name="bad")
+        req.parameters["config"].string_param = '{"backend": "no_such_backend"}'
+        req.parameters["file:1/README.md"].bytes_param = b"made by namespacing_test"
+        self.fails(lambda: self.stub.RepositoryModelLoad(req, timeout=RPC_TIMEOUT),
+                   E.INVALID_ARGUMENT,
+                   "load failed for model 'bad': failed to load 'bad' version 1: ")
 
     def test_without_namespacing_answers_name_models_alone(self):
         bad = 'name: "bad"\nbackend: "no_such_backend"\n'
