@@ -417,6 +417,92 @@ static void test_register(void) {
   OK(TRITONSERVER_ServerDelete(s));
 }
 
+/* An ensemble `name` of one step, model `step`, with simple's interface. */
+static const char *ensemble_of(const char *name, const char *step) {
+  static char text[2048];
+  snprintf(text, sizeof text,
+           "name: \"%s\"\nplatform: \"ensemble\"\nmax_batch_size: 8\n"
+           "input [ { name: \"INPUT0\" data_type: TYPE_INT32 dims: [ 16 ] },\n"
+           "  { name: \"INPUT1\" data_type: TYPE_INT32 dims: [ 16 ] } ]\n"
+           "output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ 16 ] },\n"
+           "  { name: \"OUTPUT1\" data_type: TYPE_INT32 dims: [ 16 ] } ]\n"
+           "ensemble_scheduling { step [ { model_name: \"%s\" model_version: -1\n"
+           "  input_map { key: \"INPUT0\" value: \"INPUT0\" }\n"
+           "  input_map { key: \"INPUT1\" value: \"INPUT1\" }\n"
+           "  output_map { key: \"OUTPUT0\" value: \"OUTPUT0\" }\n"
+           "  output_map { key: \"OUTPUT1\" value: \"OUTPUT1\" } } ] }\n",
+           name, step);
+  return text;
+}
+
+/* Explicit mode with namespaces: a registered root is a namespace of its
+ * own, its mapped names included (tritonserver's identifier of a mapped
+ * model is its root and the mapped name), until it is unregistered. */
+static void test_register_namespaces(void) {
+  const char *tmp = getenv("TEST_TMPDIR");
+  char base[PATH_MAX], extra[PATH_MAX], want[2 * PATH_MAX + 64];
+  snprintf(base, sizeof base, "%s/embed_ns_base_XXXXXX", tmp ? tmp : "/tmp");
+  snprintf(extra, sizeof extra, "%s/embed_ns_extra_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(base) != NULL && mkdtemp(extra) != NULL);
+  char *simple = strdup(file_read("examples/models/simple/config.pbtxt"));
+  char *unnamed = simple_unnamed();
+  const char *bad = "name: \"bad\"\nbackend: \"no_such_backend\"\n";
+  REQUIRE(embed_model_add(base, "simple", simple) && embed_model_add(base, "bad", bad) &&
+          embed_model_add(extra, "simple", simple) &&
+          embed_model_add(extra, "bad", bad) &&
+          embed_model_add(extra, "folder_x", unnamed) &&
+          embed_model_add(extra, "ens_x", ensemble_of("ens_x", "mapped")));
+  free(simple);
+  free(unnamed);
+  TRITONSERVER_ServerOptions *o = options_for(base, TRITONSERVER_MODEL_CONTROL_EXPLICIT);
+  OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
+  TRITONSERVER_Server *s = server_new(o);
+  REQUIRE(s != NULL);
+  TRITONSERVER_Parameter *map =
+      TRITONSERVER_ParameterNew("folder_x", TRITONSERVER_PARAMETER_STRING, "mapped");
+  const TRITONSERVER_Parameter *maps[] = {map};
+  OK(TRITONSERVER_ServerRegisterModelRepository(s, extra, maps, 1));
+  /* One name in both roots: two models, no conflict, and a name alone
+   * cannot tell them apart. */
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));
+  CHECK(!model_ready(s, "simple"));
+  TRITONSERVER_Message *m;
+  FAILS(TRITONSERVER_ServerModelConfig(s, "simple", -1, 1, &m), INVALID_ARG,
+        "There are 2 identifiers of model 'simple' in global map, model namespace must "
+        "be provided to resolve ambiguity.");
+  /* The mapped name lives in the registered root's namespace: the ensemble
+   * there binds its step to it. */
+  OK(TRITONSERVER_ServerLoadModel(s, "ens_x"));
+  CHECK(model_ready(s, "ens_x") && model_ready(s, "mapped"));
+  const char *config =
+      message_text(TRITONSERVER_ServerModelConfig(s, "ens_x", -1, 1, &m), &m);
+  snprintf(want, sizeof want, "\"model_namespace\":\"%s\"", extra);
+  CONTAINS(config, want);
+  CONTAINS(message_text(TRITONSERVER_ServerModelConfig(s, "mapped", -1, 1, &m), &m),
+           "\"name\":\"mapped\"");
+  /* A load failing in both roots lists both, each model by identifier. */
+  char both[4 * PATH_MAX];
+  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
+           base, base);
+  FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
+  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
+           extra, extra);
+  FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
+  /* Unregistered: its loaded models stay (still ambiguous), its names go. */
+  OK(TRITONSERVER_ServerUnregisterModelRepository(s, extra));
+  CHECK(model_ready(s, "mapped") && !model_ready(s, "simple"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "ens_x"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "mapped"));
+  FAILS(TRITONSERVER_ServerLoadModel(s, "mapped"), INTERNAL,
+        "failed to load 'mapped', failed to poll from model repository");
+  OK(TRITONSERVER_ServerUnloadModel(s, "simple")); /* in both namespaces */
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));   /* the base root's alone */
+  CHECK(model_ready(s, "simple"));
+  infer_simple(s);
+  TRITONSERVER_ParameterDelete(map);
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
 /* Poll mode polls when asked (no timer): a new folder loads, a removed one
  * unloads. */
 static void test_poll(void) {
@@ -477,8 +563,13 @@ int main(void) {
     return 1;
   }
   static const unit_case_t cases[] = {
-      UNIT_CASE(test_new_errors), UNIT_CASE(test_explicit),      UNIT_CASE(test_modes),
-      UNIT_CASE(test_register),   UNIT_CASE(test_poll),         UNIT_CASE(test_process_server),
+      UNIT_CASE(test_new_errors),
+      UNIT_CASE(test_explicit),
+      UNIT_CASE(test_modes),
+      UNIT_CASE(test_register),
+      UNIT_CASE(test_register_namespaces),
+      UNIT_CASE(test_poll),
+      UNIT_CASE(test_process_server),
   };
   return unit_run("embed_test", cases, sizeof cases / sizeof cases[0]);
 }
