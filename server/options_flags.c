@@ -285,7 +285,8 @@ const flag_t srv_option_flags[] = {
      "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
      "(Nereid binds no memory to NUMA nodes)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
-     "Folder of response cache libraries; accepted, no cache is ever loaded."},
+     "Folder of response cache libraries; accepted, but Nereid loads none: only "
+     "the built-in local cache exists."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
@@ -298,9 +299,11 @@ const flag_t srv_option_flags[] = {
     {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
      "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
-     "0 only (the default): Nereid has no response cache."},
+     "Deprecated: the same as --cache-config=local,size=<bytes> (default 0: no "
+     "cache)."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
-     "<cache>,<key>=<value>: refused, Nereid has no response cache."},
+     "<cache>,<key>=<value>, repeatable: the response cache shared by models whose "
+     "config sets response_cache { enable: true }; only local,size=<bytes> exists."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},
