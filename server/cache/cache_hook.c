@@ -101,7 +101,11 @@ bool srv_cache_enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
   srv_cache_t *c = m->cache;
   uint64_t start = act_now_ns();
   srv_cache_key_t key;
-  if (!srv_cache_key_of(srv_cache_seed(c), m->name, m->version, r, &key)) return false;
+  /* The load's serial takes part: a reload of the same name and version
+   * (new weights, new config) never sees the answers of the old one,
+   * which age out of the LRU. */
+  uint64_t seed = srv_cache_seed(c) ^ (m->serial * 0x9e3779b97f4a7c15ull);
+  if (!srv_cache_key_of(seed, m->name, m->version, r, &key)) return false;
   srv_cache_entry_t *e = srv_cache_lookup(c, &key);
   if (e == NULL) {
     /* Read by the response's sender: the enqueue message publishes it. */

@@ -4,6 +4,7 @@
  * once (run under TSan and ASan too). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/cache/cache.h"
@@ -135,10 +136,12 @@ static srv_cache_key_t K(uint64_t i) {
   return (srv_cache_key_t){.hi = i * 7919, .lo = i};
 }
 
-/* One output "OUT" of `bytes` bytes, each byte `fill`. */
+/* One output "OUT" of `bytes` bytes, each byte `fill` (a buffer of the
+ * caller's thread: workers insert at once). */
 static srv_cache_insert_t put(srv_cache_t *c, uint64_t key, size_t bytes,
                               unsigned char fill) {
-  static unsigned char data[65536];
+  unsigned char *data = malloc(bytes ? bytes : 1);
+  if (data == NULL) abort();
   memset(data, fill, bytes);
   int64_t shape[1] = {(int64_t)bytes};
   srv_cache_output_t o = {.name = "OUT",
@@ -148,7 +151,9 @@ static srv_cache_insert_t put(srv_cache_t *c, uint64_t key, size_t bytes,
                           .data = data,
                           .byte_size = bytes};
   srv_cache_key_t k = K(key);
-  return srv_cache_insert(c, &k, &o, 1);
+  srv_cache_insert_t got = srv_cache_insert(c, &k, &o, 1);
+  free(data);
+  return got;
 }
 
 static bool has(srv_cache_t *c, uint64_t key) {

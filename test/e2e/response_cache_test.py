@@ -252,6 +252,34 @@ class EvictionTest(unittest.TestCase):
             harness.stop_clean(server)
             shutil.rmtree(repo, ignore_errors=True)
 
+    def test_reload_starts_afresh(self):
+        """A reload (new weights under the same version) never gets the old
+        load's answers."""
+        repo = make_repo()
+        server = harness.Server("--cache-config=local,size=65536",
+                                "--model-control-mode=explicit", "--load-model=cached",
+                                repo=repo)
+        try:
+            stub = server.inference()
+
+            def counts():
+                st = stub.ModelStatistics(pb.ModelStatisticsRequest(
+                    name="cached")).model_stats[0].inference_stats
+                return st.cache_hit.count, st.cache_miss.count
+
+            stub.ModelInfer(request("cached", 5))
+            stub.ModelInfer(request("cached", 5))
+            self.assertEqual(counts(), (1, 1))
+            with open(os.path.join(repo, "cached", "config.pbtxt"), "a") as f:
+                f.write("# changed\n")
+            stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="cached"),
+                                     timeout=60)
+            stub.ModelInfer(request("cached", 5))
+            self.assertEqual(counts(), (0, 1))  # the new load's first: a miss
+        finally:
+            harness.stop_clean(server)
+            shutil.rmtree(repo, ignore_errors=True)
+
     def test_no_server_cache_no_caching(self):
         """A model asking for caching on a server without a cache runs
         uncached, as in Triton."""
