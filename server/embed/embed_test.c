@@ -202,14 +202,21 @@ static void queries_check(TRITONSERVER_Server *s) {
            "[{\"name\":\"simple\",\"version\":\"1\",\"state\":\"READY\"}]");
 }
 
-static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+/* `simple`'s statistics once they report one execution: the backend
+ * reports its batch after sending the response. */
+static const char *stats_after_one_execution(TRITONSERVER_Server *s) {
   TRITONSERVER_Message *m;
-  /* The backend reports its batch after sending the response. */
   const char *stats = "";
   for (int i = 0; i < 200 && strstr(stats, "\"execution_count\":1") == NULL; i++) {
     if (i > 0) usleep(10000);
     stats = message_text(TRITONSERVER_ServerModelStatistics(s, "simple", 1, &m), &m);
   }
+  return stats;
+}
+
+static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+  TRITONSERVER_Message *m;
+  const char *stats = stats_after_one_execution(s);
   CONTAINS(stats, "{\"model_stats\":[{\"name\":\"simple\",\"version\":\"1\"");
   CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
   CONTAINS(stats, "\"success\":{\"count\":1,");
@@ -349,12 +356,7 @@ static void test_cache(void) {
   REQUIRE(s != NULL);
   infer_simple(s);
   infer_simple(s);
-  TRITONSERVER_Message *m;
-  const char *stats = "";
-  for (int i = 0; i < 200 && strstr(stats, "\"execution_count\":1") == NULL; i++) {
-    if (i > 0) usleep(10000);
-    stats = message_text(TRITONSERVER_ServerModelStatistics(s, "simple", 1, &m), &m);
-  }
+  const char *stats = stats_after_one_execution(s);
   CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
   CONTAINS(stats, "\"success\":{\"count\":2,");
   CONTAINS(stats, "\"cache_hit\":{\"count\":1,");

@@ -220,83 +220,66 @@ class ResponseCacheTest(harness.ServerTestCase):
                       "with 'decoupled' transaction policy", e.exception.details())
 
 
-class EvictionTest(unittest.TestCase):
-    """A cache with room for two of `simple`'s answers: the least recently
-    used one goes."""
+class OwnServerTest(unittest.TestCase):
+    """Cases that each need a server of their own, serving `cached`."""
+
+    def serve(self, *args):
+        """A server with these flags over a new repository (both go at the
+        case's end); its stub."""
+        repo = make_repo()
+        server = harness.Server("--model-control-mode=explicit", "--load-model=cached",
+                                *args, repo=repo)
+        self.addCleanup(shutil.rmtree, repo, ignore_errors=True)
+        self.addCleanup(harness.stop_clean, server)
+        self.repo = repo
+        return server.inference()
+
+    @staticmethod
+    def counts(stub):
+        """cached's (hits, misses)."""
+        st = stub.ModelStatistics(pb.ModelStatisticsRequest(
+            name="cached")).model_stats[0].inference_stats
+        return st.cache_hit.count, st.cache_miss.count
 
     def test_lru_eviction(self):
-        repo = make_repo()
-        server = harness.Server("--cache-config=local,size=1024",
-                                "--model-control-mode=explicit", "--load-model=cached",
-                                repo=repo)
-        try:
-            stub = server.inference()
-
-            def counts():
-                st = stub.ModelStatistics(pb.ModelStatisticsRequest(
-                    name="cached")).model_stats[0].inference_stats
-                return st.cache_hit.count, st.cache_miss.count
-
-            for base in (1, 2, 3):  # A, B, then C evicts A
-                stub.ModelInfer(request("cached", base))
-            self.assertEqual(counts(), (0, 3))
-            stub.ModelInfer(request("cached", 3))  # C: a hit
-            self.assertEqual(counts(), (1, 3))
-            stub.ModelInfer(request("cached", 1))  # A: gone, a miss (evicts B)
-            self.assertEqual(counts(), (1, 4))
-            stub.ModelInfer(request("cached", 3))  # C stayed
-            self.assertEqual(counts(), (2, 4))
-            stub.ModelInfer(request("cached", 2))  # B was evicted
-            self.assertEqual(counts(), (2, 5))
-        finally:
-            harness.stop_clean(server)
-            shutil.rmtree(repo, ignore_errors=True)
+        """Room for two of `simple`'s answers: the least recently used one
+        goes."""
+        stub = self.serve("--cache-config=local,size=1024")
+        for base in (1, 2, 3):  # A, B, then C evicts A
+            stub.ModelInfer(request("cached", base))
+        self.assertEqual(self.counts(stub), (0, 3))
+        stub.ModelInfer(request("cached", 3))  # C: a hit
+        self.assertEqual(self.counts(stub), (1, 3))
+        stub.ModelInfer(request("cached", 1))  # A: gone, a miss (evicts B)
+        self.assertEqual(self.counts(stub), (1, 4))
+        stub.ModelInfer(request("cached", 3))  # C stayed
+        self.assertEqual(self.counts(stub), (2, 4))
+        stub.ModelInfer(request("cached", 2))  # B was evicted
+        self.assertEqual(self.counts(stub), (2, 5))
 
     def test_reload_starts_afresh(self):
         """A reload (new weights under the same version) never gets the old
         load's answers."""
-        repo = make_repo()
-        server = harness.Server("--cache-config=local,size=65536",
-                                "--model-control-mode=explicit", "--load-model=cached",
-                                repo=repo)
-        try:
-            stub = server.inference()
-
-            def counts():
-                st = stub.ModelStatistics(pb.ModelStatisticsRequest(
-                    name="cached")).model_stats[0].inference_stats
-                return st.cache_hit.count, st.cache_miss.count
-
-            stub.ModelInfer(request("cached", 5))
-            stub.ModelInfer(request("cached", 5))
-            self.assertEqual(counts(), (1, 1))
-            with open(os.path.join(repo, "cached", "config.pbtxt"), "a") as f:
-                f.write("# changed\n")
-            stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="cached"),
-                                     timeout=60)
-            stub.ModelInfer(request("cached", 5))
-            self.assertEqual(counts(), (0, 1))  # the new load's first: a miss
-        finally:
-            harness.stop_clean(server)
-            shutil.rmtree(repo, ignore_errors=True)
+        stub = self.serve("--cache-config=local,size=65536")
+        stub.ModelInfer(request("cached", 5))
+        stub.ModelInfer(request("cached", 5))
+        self.assertEqual(self.counts(stub), (1, 1))
+        with open(os.path.join(self.repo, "cached", "config.pbtxt"), "a") as f:
+            f.write("# changed\n")
+        stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="cached"),
+                                 timeout=60)
+        stub.ModelInfer(request("cached", 5))
+        self.assertEqual(self.counts(stub), (0, 1))  # the new load's first: a miss
 
     def test_no_server_cache_no_caching(self):
         """A model asking for caching on a server without a cache runs
         uncached, as in Triton."""
-        repo = make_repo()
-        server = harness.Server("--model-control-mode=explicit", "--load-model=cached",
-                                repo=repo)
-        try:
-            stub = server.inference()
-            for _ in range(2):
-                stub.ModelInfer(request("cached", 9))
-            st = stub.ModelStatistics(pb.ModelStatisticsRequest(
-                name="cached")).model_stats[0].inference_stats
-            self.assertEqual((st.cache_hit.count, st.cache_miss.count), (0, 0))
-            self.assertEqual(st.success.count, 2)
-        finally:
-            harness.stop_clean(server)
-            shutil.rmtree(repo, ignore_errors=True)
+        stub = self.serve()
+        for _ in range(2):
+            stub.ModelInfer(request("cached", 9))
+        self.assertEqual(self.counts(stub), (0, 0))
+        st = stub.ModelStatistics(pb.ModelStatisticsRequest(name="cached")).model_stats[0]
+        self.assertEqual(st.inference_stats.success.count, 2)
 
 
 class FlagErrorTest(unittest.TestCase):
