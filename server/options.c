@@ -338,9 +338,11 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   if (opt->rate_limit_resource_count > 0)
     return LACKS("--rate-limit-resource '%s': Nereid has no rate limiter",
                  opt->rate_limit_resources[0]);
-  uint64_t cache_size;
-  return srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
-                                opt->response_cache_byte_size, &cache_size);
+  srv_cache_choice_t cache;
+  srv_status_t *cst = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
+                                             opt->response_cache_byte_size, &cache);
+  srv_cache_choice_free(&cache);
+  return cst;
 }
 
 srv_status_t *srv_options_validate(const srv_options_t *opt) {

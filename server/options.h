@@ -130,7 +130,7 @@ typedef struct {
   size_t model_load_gpu_limit_count;
   char **host_policies; /* --host-policy, <name>,<key>=<value> (common/host_policy.h) */
   size_t host_policy_count;
-  char *cache_directory;     /* --cache-directory: accepted; only `local` exists */
+  char *cache_directory;     /* --cache-directory: where cache libraries are */
   char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
   /* Features Nereid lacks: recognized, refused by srv_options_validate
    * beyond the value that asks for nothing. */

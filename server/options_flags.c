@@ -285,8 +285,9 @@ const flag_t srv_option_flags[] = {
      "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
      "(Nereid binds no memory to NUMA nodes)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
-     "Folder of response cache libraries; accepted, but Nereid loads none: only "
-     "the built-in local cache exists."},
+     "Folder of response cache libraries: --cache-config=<name>,... loads "
+     "<dir>/<name>/libtritoncache_<name>.so (default /opt/tritonserver/caches); "
+     "local is built in."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
@@ -303,7 +304,8 @@ const flag_t srv_option_flags[] = {
      "cache)."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
      "<cache>,<key>=<value>, repeatable: the response cache shared by models whose "
-     "config sets response_cache { enable: true }; only local,size=<bytes> exists."},
+     "config sets response_cache { enable: true }: local,size=<bytes> (built in), or "
+     "a cache library's name and settings."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},

@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "server/cache/cache_library.h"
 #include "server/common/log.h"
 
 struct srv_cache_entry {
@@ -33,6 +34,9 @@ struct srv_cache {
   uint64_t seed;
   uint64_t slot_mask;
   srv_cache_entry_t **slots;
+  /* A cache library instead of the local store: lookups and insertions go
+   * to it, entries are standalone copies charged nothing here. */
+  srv_cache_library_t *lib;
 };
 
 enum { ALIGN = 16, BYTES_PER_SLOT = 2048, MIN_SLOTS = 16, MAX_SLOTS = 1u << 22 };
@@ -90,8 +94,23 @@ srv_status_t *srv_cache_new(uint64_t budget, srv_cache_t **out) {
   return NULL;
 }
 
+srv_status_t *srv_cache_new_library(const char *dir, const char *name,
+                                    const char *config_json, srv_cache_t **out) {
+  srv_cache_library_t *lib;
+  srv_status_t *st = srv_cache_library_open(dir, name, config_json, &lib);
+  if (st != NULL) return st;
+  srv_cache_t *c = calloc(1, sizeof *c);
+  if (c == NULL) SRV_FATAL("out of memory");
+  pthread_mutex_init(&c->lock, NULL);
+  c->lib = lib;
+  c->seed = seed_draw();
+  *out = c;
+  return NULL;
+}
+
 void srv_cache_free(srv_cache_t *c) {
   if (c == NULL) return;
+  srv_cache_library_close(c->lib);
   for (srv_cache_entry_t *e = c->head, *next; e != NULL; e = next) {
     next = e->next;
     free(e);
@@ -160,7 +179,27 @@ static void evict_tail(srv_cache_t *c) {
 
 /* ---- the operations ---- */
 
+static srv_cache_entry_t *entry_new(const srv_cache_key_t *key,
+                                    const srv_cache_output_t *o, uint32_t n,
+                                    uint64_t bytes);
+
+/* A library's answer as a standalone entry: one reference, the caller's. */
+static srv_cache_entry_t *library_lookup(srv_cache_t *c, const srv_cache_key_t *key) {
+  void *blob;
+  srv_cache_output_t *outs;
+  int64_t n = srv_cache_library_lookup(c->lib, key, &blob, &outs);
+  if (n < 0) return NULL;
+  uint64_t bytes = srv_cache_entry_bytes(outs, (uint32_t)n);
+  srv_cache_entry_t *e =
+      bytes == UINT64_MAX ? NULL : entry_new(key, outs, (uint32_t)n, bytes);
+  if (e != NULL) e->bytes = 0; /* charged to nobody: the library holds the answer */
+  free(outs);
+  free(blob);
+  return e;
+}
+
 srv_cache_entry_t *srv_cache_lookup(srv_cache_t *c, const srv_cache_key_t *key) {
+  if (c->lib != NULL) return library_lookup(c, key);
   pthread_mutex_lock(&c->lock);
   srv_cache_entry_t *e = find(c, key);
   if (e != NULL) {
@@ -226,6 +265,9 @@ static srv_cache_entry_t *entry_new(const srv_cache_key_t *key,
 
 srv_cache_insert_t srv_cache_insert(srv_cache_t *c, const srv_cache_key_t *key,
                                     const srv_cache_output_t *outputs, uint32_t count) {
+  if (c->lib != NULL)
+    return srv_cache_library_insert(c->lib, key, outputs, count) ? SRV_CACHE_INSERTED
+                                                                 : SRV_CACHE_NO_ROOM;
   uint64_t bytes = srv_cache_entry_bytes(outputs, count);
   /* Read without the lock: budget never changes, and the index's size
    * (bytes at creation) is a floor nothing frees. */

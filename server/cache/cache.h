@@ -29,8 +29,13 @@ typedef struct {
  *  INVALID_ARG when the budget leaves no room beside the index. */
 srv_status_t *srv_cache_new(uint64_t budget, srv_cache_t **out);
 
-/** Frees c and its entries. No lookup or insertion may be under way, and
- *  every entry a lookup returned was released. */
+/** A cache served by library `name` from `dir` (cache_library.h), given
+ *  its settings as JSON. Main thread. */
+srv_status_t *srv_cache_new_library(const char *dir, const char *name,
+                                    const char *config_json, srv_cache_t **out);
+
+/** Frees c and its entries (finalizing its library). No lookup or insertion may be under
+ * way, and every entry a lookup returned was released. */
 void srv_cache_free(srv_cache_t *c);
 
 /** The seed of c's keys (srv_cache_key_of). */

@@ -1,7 +1,8 @@
 /* Which response cache the flags ask for: tritonserver's
  * `--cache-config=<cache>,<key>=<value>` (repeatable) and its deprecated
- * `--response-cache-byte-size`, checked with Triton's texts. Nereid builds
- * in the `local` cache only (cache.md). Pure: any thread. */
+ * `--response-cache-byte-size`, checked with Triton's texts. `local` is
+ * built in; any other name is a cache library (cache.md). Pure: any
+ * thread. */
 #ifndef NEREID_SERVER_CACHE_CACHE_CONFIG_H
 #define NEREID_SERVER_CACHE_CACHE_CONFIG_H
 
@@ -10,11 +11,22 @@
 
 #include "server/common/status.h"
 
-/** Sets *local_size to the local cache's size in bytes, 0 for no cache.
- *  `configs`: the --cache-config values in order (a later size wins);
- *  `byte_size`: --response-cache-byte-size (0: not given). On error the
- *  status names the flag, the value and the reason. */
+/** The cache the flags chose. */
+typedef struct {
+  char *name;          /* NULL: no cache; "local", or a library's name */
+  uint64_t local_size; /* local's size in bytes */
+  /* A library's settings as a JSON object of strings (a later value of a
+   * key wins), as tritonserver hands them to TRITONCACHE_CacheInitialize. */
+  char *config_json;
+} srv_cache_choice_t;
+
+/** Fills *out (free it with srv_cache_choice_free, also on error).
+ *  `configs`: the --cache-config values in order; `byte_size`:
+ *  --response-cache-byte-size (0: not given). On error the status names the
+ *  flag, the value and the reason. */
 srv_status_t *srv_cache_config_parse(char *const *configs, size_t count,
-                                     uint64_t byte_size, uint64_t *local_size);
+                                     uint64_t byte_size, srv_cache_choice_t *out);
+
+void srv_cache_choice_free(srv_cache_choice_t *c);
 
 #endif

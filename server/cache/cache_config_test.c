@@ -7,19 +7,20 @@
 
 static void expect(char **configs, size_t n, uint64_t byte_size, uint64_t want_size,
                    grpc_status_code code, const char *needle) {
-  uint64_t size = 12345;
-  srv_status_t *st = srv_cache_config_parse(configs, n, byte_size, &size);
+  srv_cache_choice_t ch;
+  srv_status_t *st = srv_cache_config_parse(configs, n, byte_size, &ch);
   if (needle == NULL) {
     CHECK(st == NULL);
-    CHECK_EQ_U64(size, want_size);
+    CHECK_EQ_U64(ch.local_size, want_size);
+    CHECK(want_size == 0 ? ch.name == NULL : strcmp(ch.name, "local") == 0);
   } else {
     CHECK(st != NULL && srv_status_code(st) == code &&
           strstr(srv_status_message(st), needle) != NULL);
     if (st != NULL && strstr(srv_status_message(st), needle) == NULL)
       fprintf(stderr, "  message '%s' lacks '%s'\n", srv_status_message(st), needle);
-    CHECK_EQ_U64(size, 0);
   }
   srv_status_free(st);
+  srv_cache_choice_free(&ch);
 }
 
 static void test_accepted(void) {
@@ -29,6 +30,21 @@ static void test_accepted(void) {
   expect(one, 1, 0, 1048576, 0, NULL);
   char *two[] = {"local,size=1", "local,size=2048"}; /* the last size wins */
   expect(two, 2, 0, 2048, 0, NULL);
+}
+
+/* Another name is a library: its settings as Triton's JSON of strings. */
+static void test_library(void) {
+  char *redis[] = {"redis,host=localhost", "redis,port=6379", "redis,host=db\"1\\",
+                   "redis,url=a=b"};
+  srv_cache_choice_t ch;
+  srv_status_t *st = srv_cache_config_parse(redis, 4, 0, &ch);
+  REQUIRE(st == NULL);
+  CHECK_STREQ(ch.name, "redis");
+  CHECK_STREQ(ch.config_json,
+              "{\"port\":\"6379\",\"host\":\"db\\\"1\\\\\",\"url\":\"a=b\"}");
+  srv_cache_choice_free(&ch);
+  char *path[] = {"../x,size=1"};
+  expect(path, 1, 0, 0, GRPC_STATUS_INVALID_ARGUMENT, "may not hold '/'");
 }
 
 static void test_refused(void) {
@@ -53,9 +69,6 @@ static void test_refused(void) {
   expect(mixed, 2, 0, 0, BAD,
          "found multiple cache configurations, but only a single cache is currently "
          "supported");
-  char *redis[] = {"redis,host=localhost", "redis,port=6379"};
-  expect(redis, 2, 0, 0, GRPC_STATUS_UNIMPLEMENTED,
-         "cache 'redis' is not available: Nereid has only the built-in 'local' cache");
   char *key[] = {"local,capacity=10"};
   expect(key, 1, 0, 0, BAD, "the local cache has no setting 'capacity'");
   char *zero[] = {"local,size=0"};
@@ -68,4 +81,5 @@ static void test_refused(void) {
   expect(unit, 1, 0, 0, BAD, "got '1MB'");
 }
 
-UNIT_MAIN("cache_config", UNIT_CASE(test_accepted), UNIT_CASE(test_refused))
+UNIT_MAIN("cache_config", UNIT_CASE(test_accepted), UNIT_CASE(test_library),
+          UNIT_CASE(test_refused))

@@ -2,6 +2,7 @@
 #include "server/core/core.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "server/cache/cache.h"
 #include "server/cache/cache_config.h"
@@ -19,10 +20,19 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
   /* The response cache, before any model: models attach to it at load.
    * The flags were checked at start-up (options.c); this fails only for a
    * size too small for the cache's own index. */
-  uint64_t cache_size;
+  srv_cache_choice_t cache;
   srv_status_t *st = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
-                                            opt->response_cache_byte_size, &cache_size);
-  if (st == NULL && cache_size > 0) st = srv_cache_new(cache_size, &srv->cache);
+                                            opt->response_cache_byte_size, &cache);
+  if (st == NULL && cache.name != NULL) {
+    if (strcmp(cache.name, "local") == 0)
+      st = srv_cache_new(cache.local_size, &srv->cache);
+    else /* tritonserver's default folder */
+      st =
+          srv_cache_new_library(opt->cache_directory != NULL ? opt->cache_directory
+                                                             : "/opt/tritonserver/caches",
+                                cache.name, cache.config_json, &srv->cache);
+  }
+  srv_cache_choice_free(&cache);
   if (st != NULL) return st;
   /* Before any request: the flags were checked at start-up already
    * (srv_trace_config_check), so this fails only without a thread. */

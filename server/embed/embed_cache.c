@@ -2,7 +2,8 @@
  * tritonserver's command line has for it (--response-cache-byte-size,
  * --cache-config, --cache-directory), so that the server checks them once,
  * at TRITONSERVER_ServerNew, with the command line's texts
- * (../cache/cache_config.h). One thread at a time per object. */
+ * (../cache/cache_config.h), and loads a cache library from there. One
+ * thread at a time per object. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +69,11 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCacheConfig(
   return err;
 }
 
-/* A search path for cache libraries. Nereid loads none (only the built-in
- * local cache exists), so it changes nothing by itself. */
+/* Where cache libraries are found (<dir>/<name>/libtritoncache_<name>.so). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCacheDirectory(
     TRITONSERVER_ServerOptions *o, const char *dir) {
   const char *fn = "TRITONSERVER_ServerOptionsSetCacheDirectory";
   if (o == NULL) return SRV_EMBED_NULL(fn, "options");
-  return dir == NULL ? SRV_EMBED_NULL(fn, "cache_dir") : NULL;
+  if (dir == NULL) return SRV_EMBED_NULL(fn, "cache_dir");
+  return srv_embed_flag_add(o, fn, "cache-directory", "%s", dir);
 }

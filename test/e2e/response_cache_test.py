@@ -220,7 +220,7 @@ class ResponseCacheTest(harness.ServerTestCase):
                       "with 'decoupled' transaction policy", e.exception.details())
 
 
-class OwnServerTest(unittest.TestCase):
+class OwnServer(unittest.TestCase):
     """Cases that each need a server of their own, serving `cached`."""
 
     def serve(self, *args):
@@ -241,6 +241,8 @@ class OwnServerTest(unittest.TestCase):
             name="cached")).model_stats[0].inference_stats
         return st.cache_hit.count, st.cache_miss.count
 
+
+class LocalCacheTest(OwnServer):
     def test_lru_eviction(self):
         """Room for two of `simple`'s answers: the least recently used one
         goes."""
@@ -282,6 +284,55 @@ class OwnServerTest(unittest.TestCase):
         self.assertEqual(st.inference_stats.success.count, 2)
 
 
+def cache_directory():
+    """A --cache-directory holding the test library `memo`
+    (test/caches/memo) as memo/libtritoncache_memo.so."""
+    root = tempfile.mkdtemp(prefix="caches", dir=os.environ.get("TEST_TMPDIR"))
+    os.makedirs(os.path.join(root, "memo"))
+    os.symlink(os.path.abspath("test/caches/memo/libtritoncache_memo.so"),
+               os.path.join(root, "memo", "libtritoncache_memo.so"))
+    return root
+
+
+class LibraryCacheTest(OwnServer):
+    """A cache library (Triton's TRITONCACHE API) in place of `local`."""
+
+    def test_hits_through_the_library(self):
+        caches = cache_directory()
+        self.addCleanup(shutil.rmtree, caches, ignore_errors=True)
+        log = os.path.join(caches, "memo.log")
+        stub = self.serve("--cache-directory=" + caches, "--cache-config=memo,log=" + log,
+                          "--cache-config=memo,size=1048576")
+        first = stub.ModelInfer(request("cached", 11))
+        second = stub.ModelInfer(request("cached", 11))
+        for name, want in outputs(first).items():
+            np.testing.assert_array_equal(outputs(second)[name], want)
+        self.assertEqual(list(second.outputs[0].shape), [1, 16])
+        self.assertEqual(self.counts(stub), (1, 1))
+        stub.ModelInfer(request("cached", 12))
+        self.assertEqual(self.counts(stub), (1, 2))
+        lines = open(log).read().split("\n")
+        kinds = [" ".join(w for w in line.split() if len(w) != 32) for line in lines if line]
+        self.assertEqual(kinds, ["lookup miss", "insert", "lookup hit", "lookup miss",
+                                 "insert"])
+        self.assertRegex(lines[0], r"^lookup [0-9a-f]{32} miss$")
+
+    def test_library_errors(self):
+        caches = cache_directory()
+        self.addCleanup(shutil.rmtree, caches, ignore_errors=True)
+        code, text = harness.run_nereid("--model-repository=" + harness.empty_repo(),
+                                        "--cache-directory=" + caches,
+                                        "--cache-config=nosuch,size=1")
+        self.assertNotEqual(code, 0, text)
+        self.assertIn("unable to find 'libtritoncache_nosuch.so' for cache. Searched: " +
+                      caches, text)
+        code, text = harness.run_nereid("--model-repository=" + harness.empty_repo(),
+                                        "--cache-directory=" + caches,
+                                        "--cache-config=memo,fail_init=1")
+        self.assertNotEqual(code, 0, text)
+        self.assertIn("failed to initialize cache 'memo': memo: told to fail", text)
+
+
 class FlagErrorTest(unittest.TestCase):
     def expect(self, needle, *args):
         code, text = harness.run_nereid("--model-repository=" + harness.empty_repo(), *args)
@@ -295,8 +346,8 @@ class FlagErrorTest(unittest.TestCase):
         self.expect("found multiple cache configurations, but only a single cache is "
                     "currently supported",
                     "--cache-config=local,size=8192", "--cache-config=redis,key=value")
-        self.expect("cache 'redis' is not available: Nereid has only the built-in 'local' "
-                    "cache", "--cache-config=redis,host=localhost")
+        self.expect("unable to find 'libtritoncache_redis.so' for cache. Searched: "
+                    "/opt/tritonserver/caches", "--cache-config=redis,host=localhost")
         self.expect("No cache specified. --cache-config option format is <cache "
                     "name>,<setting>=<value>. Got size=10", "--cache-config=size=10")
         self.expect("the local cache has no setting 'bytes'", "--cache-config=local,bytes=10")

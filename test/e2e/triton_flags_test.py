@@ -215,9 +215,11 @@ class MissingFeatures(unittest.TestCase):
     def test_refused_naming_the_feature(self):
         self.refused("--rate-limit=execution_count", "Nereid has no rate limiter")
         self.refused("--rate-limit-resource=R1:4", "Nereid has no rate limiter")
-        # The response cache exists (response_cache_test); another cache
-        # than the built-in local one does not.
-        self.refused("--cache-config=redis,host=localhost", "cache 'redis' is not available")
+        # The response cache exists (response_cache_test); a cache library
+        # that is not there stops the start, in Triton's words.
+        self.refused("--cache-config=redis,host=localhost",
+                     "unable to find 'libtritoncache_redis.so' for cache. Searched: "
+                     "/opt/tritonserver/caches")
         self.refused("--model-namespacing=true", "Nereid has no model namespaces")
         self.refused("--host-policy=gpu_0,numa-node=0", "Nereid binds no memory to NUMA nodes")
 
