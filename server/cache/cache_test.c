@@ -190,15 +190,22 @@ static void test_hit_contents(void) {
   srv_cache_free(c);
 }
 
-/* Room for exactly three entries: the least recently used goes first. */
-static void test_lru_order(void) {
+/* A cache with room for exactly `n` entries of `bytes`: its index is the
+ * smallest (16 slots), as in any cache below 32 KiB. */
+static srv_cache_t *cache_for(uint32_t n, size_t bytes) {
   srv_cache_t *c;
-  REQUIRE(srv_cache_new(1 << 16, &c) == NULL);
+  if (srv_cache_new(1024, &c) != NULL) abort();
   srv_cache_usage_t u;
   srv_cache_usage(c, &u);
-  uint64_t index = u.bytes;
   srv_cache_free(c);
-  REQUIRE(srv_cache_new(index + 3 * entry_size(1000), &c) == NULL);
+  if (srv_cache_new(u.bytes + n * entry_size(bytes), &c) != NULL) abort();
+  return c;
+}
+
+/* Room for exactly three entries: the least recently used goes first. */
+static void test_lru_order(void) {
+  srv_cache_t *c = cache_for(3, 1000);
+  srv_cache_usage_t u;
   CHECK(put(c, 1, 1000, 1) == SRV_CACHE_INSERTED);
   CHECK(put(c, 2, 1000, 2) == SRV_CACHE_INSERTED);
   CHECK(put(c, 3, 1000, 3) == SRV_CACHE_INSERTED);
@@ -233,12 +240,8 @@ static void test_oversize(void) {
 
 /* An evicted entry a lookup still holds stays valid and charged. */
 static void test_evicted_while_held(void) {
-  srv_cache_t *c;
-  REQUIRE(srv_cache_new(1 << 16, &c) == NULL);
+  srv_cache_t *c = cache_for(1, 1000);
   srv_cache_usage_t u;
-  srv_cache_usage(c, &u);
-  srv_cache_free(c);
-  REQUIRE(srv_cache_new(u.bytes + entry_size(1000), &c) == NULL);
   CHECK(put(c, 1, 1000, 7) == SRV_CACHE_INSERTED);
   srv_cache_key_t k = K(1);
   srv_cache_entry_t *e = srv_cache_lookup(c, &k);
