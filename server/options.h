@@ -134,7 +134,7 @@ typedef struct {
   char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
   /* Features Nereid lacks: recognized, refused by srv_options_validate
    * beyond the value that asks for nothing. */
-  bool model_namespacing;            /* --model-namespacing, only false */
+  bool model_namespacing;            /* --model-namespacing */
   char *rate_limit;                  /* --rate-limit, only "off" */
   char **rate_limit_resources;       /* --rate-limit-resource */
   size_t rate_limit_resource_count;

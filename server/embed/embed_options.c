@@ -169,6 +169,13 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictReadiness(
                             "strict-readiness", "%s", bool_text(strict));
 }
 
+/* Each repository a namespace (server/repository/repository.md). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
+    TRITONSERVER_ServerOptions *o, bool enable) {
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetModelNamespacing",
+                            "model-namespacing", "%s", bool_text(enable));
+}
+
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitTimeout(TRITONSERVER_ServerOptions *o,
                                                              unsigned int timeout) {
   return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout",
@@ -313,8 +320,9 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
 }
 
 /* --host-policy: cpu-cores sets the CPU affinity of the instances of that
- * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
- * checked now, with the flag's texts. */
+ * policy, numa-node binds their memory to the node. The setting's form is
+ * checked now, with the flag's texts; the node against this machine by
+ * ServerNew (srv_options_validate). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
                                                             const char *policy,
                                                             const char *setting,
@@ -334,10 +342,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerO
   char *list[] = {text};
   srv_status_t *st = srv_host_policy_check(list, 1);
   if (st != NULL) {
-    TRITONSERVER_Error *err = api_error_new(
-        srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED ? TRITONSERVER_ERROR_UNSUPPORTED
-                                                          : TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: %s", fn, srv_status_message(st));
+    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
+                                            srv_status_message(st));
     srv_status_free(st);
     return err;
   }
