@@ -587,9 +587,8 @@ static void triton_flags(void) {
   CHECK(opt.model_namespacing);
   CHECK(srv_options_validate(&opt) == NULL);
   srv_options_free(&opt);
-  char *cache[] = {"nereid", "--model-repository=/", "--response-cache-byte-size=1",
-                   NULL};
-  REQUIRE(parse(&opt, cache) == NULL);
+  char *rate[] = {"nereid", "--model-repository=/", "--rate-limit=execution_count", NULL};
+  REQUIRE(parse(&opt, rate) == NULL);
   srv_status_t *st = srv_options_validate(&opt);
   CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
   srv_status_free(st);
