@@ -284,6 +284,36 @@ class LocalCacheTest(OwnServer):
         self.assertEqual(st.inference_stats.success.count, 2)
 
 
+class BlsTest(unittest.TestCase):
+    def test_bls_requests_hit(self):
+        """A BLS backend's in-process requests (bls_simple forwards each
+        request to `simple`) use `simple`'s cache like any other."""
+        repo = make_repo()
+        self.addCleanup(shutil.rmtree, repo, ignore_errors=True)
+        with open(os.path.join(repo, "simple", "config.pbtxt"), "a") as f:
+            f.write(CACHED)
+        shutil.copytree(os.path.join(harness.TEST_MODELS, "bls_simple"),
+                        os.path.join(repo, "bls_simple"))
+        server = harness.Server("--cache-config=local,size=65536",
+                                "--model-control-mode=explicit", "--load-model=simple",
+                                "--load-model=bls_simple", repo=repo,
+                                backends=harness.combined_backends())
+        self.addCleanup(harness.stop_clean, server)
+        stub = server.inference()
+        first = stub.ModelInfer(request("bls_simple", 21))
+        second = stub.ModelInfer(request("bls_simple", 21))
+        for name, want in outputs(first).items():
+            np.testing.assert_array_equal(outputs(second)[name], want)
+        s = stub.ModelStatistics(pb.ModelStatisticsRequest(name="simple")).model_stats[0]
+        self.assertEqual((s.inference_stats.cache_hit.count,
+                          s.inference_stats.cache_miss.count), (1, 1))
+        deadline = time.time() + 10 * harness.SLOW
+        while s.execution_count < 1 and time.time() < deadline:
+            time.sleep(0.01)
+            s = stub.ModelStatistics(pb.ModelStatisticsRequest(name="simple")).model_stats[0]
+        self.assertEqual(s.execution_count, 1)
+
+
 def cache_directory():
     """A --cache-directory holding the test library `memo`
     (test/caches/memo) as memo/libtritoncache_memo.so."""
