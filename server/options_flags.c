@@ -287,7 +287,9 @@ const flag_t srv_option_flags[] = {
      "their memory to that NUMA node (and, without cpu-cores, runs them on its "
      "CPUs)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
-     "Folder of response cache libraries; accepted, no cache is ever loaded."},
+     "Folder of response cache libraries: --cache-config=<name>,... loads "
+     "<dir>/<name>/libtritoncache_<name>.so (default /opt/tritonserver/caches); "
+     "local is built in."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
@@ -301,9 +303,12 @@ const flag_t srv_option_flags[] = {
     {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
      "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
-     "0 only (the default): Nereid has no response cache."},
+     "Deprecated: the same as --cache-config=local,size=<bytes> (default 0: no "
+     "cache)."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
-     "<cache>,<key>=<value>: refused, Nereid has no response cache."},
+     "<cache>,<key>=<value>, repeatable: the response cache shared by models whose "
+     "config sets response_cache { enable: true }: local,size=<bytes> (built in), or "
+     "a cache library's name and settings."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},

@@ -14,7 +14,7 @@
 #include "server/embed/embed.h"
 #include "server/embed/embed_testing.h"
 
-static char repo[PATH_MAX], broken_repo[PATH_MAX], backends[PATH_MAX];
+static char repo[PATH_MAX], broken_repo[PATH_MAX], cache_repo[PATH_MAX], backends[PATH_MAX];
 
 /* ---- The repositories ------------------------------------------------------- */
 
@@ -32,10 +32,15 @@ static bool repositories_make(void) {
   const char *tmp = getenv("TEST_TMPDIR");
   snprintf(repo, sizeof repo, "%s/embed_repo_XXXXXX", tmp ? tmp : "/tmp");
   snprintf(broken_repo, sizeof broken_repo, "%s/embed_broken_XXXXXX", tmp ? tmp : "/tmp");
-  if (mkdtemp(repo) == NULL || mkdtemp(broken_repo) == NULL) return false;
+  snprintf(cache_repo, sizeof cache_repo, "%s/embed_cache_XXXXXX", tmp ? tmp : "/tmp");
+  if (mkdtemp(repo) == NULL || mkdtemp(broken_repo) == NULL || mkdtemp(cache_repo) == NULL)
+    return false;
   if (realpath("backends", backends) == NULL) return false;
   char *simple = file_read("examples/models/simple/config.pbtxt");
-  return simple != NULL && embed_model_add(repo, "simple", simple) &&
+  if (simple == NULL || !embed_model_add(repo, "simple", simple)) return false;
+  /* The same model with the response cache on (file_read's buffer has room). */
+  strcat(simple, "response_cache { enable: true }\n");
+  return embed_model_add(cache_repo, "simple", simple) &&
          embed_model_add(broken_repo, "broken", "backend: \"no_such_backend\"\n");
 }
 
@@ -201,14 +206,21 @@ static void queries_check(TRITONSERVER_Server *s) {
            "[{\"name\":\"simple\",\"version\":\"1\",\"state\":\"READY\"}]");
 }
 
-static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+/* `simple`'s statistics once they report one execution: the backend
+ * reports its batch after sending the response. */
+static const char *stats_after_one_execution(TRITONSERVER_Server *s) {
   TRITONSERVER_Message *m;
-  /* The backend reports its batch after sending the response. */
   const char *stats = "";
   for (int i = 0; i < 200 && strstr(stats, "\"execution_count\":1") == NULL; i++) {
     if (i > 0) usleep(10000);
     stats = message_text(TRITONSERVER_ServerModelStatistics(s, "simple", 1, &m), &m);
   }
+  return stats;
+}
+
+static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+  TRITONSERVER_Message *m;
+  const char *stats = stats_after_one_execution(s);
   CONTAINS(stats, "{\"model_stats\":[{\"name\":\"simple\",\"version\":\"1\"");
   CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
   CONTAINS(stats, "\"success\":{\"count\":1,");
@@ -337,6 +349,33 @@ static void test_explicit(void) {
   OK(TRITONSERVER_ServerDelete(s));
   OK(TRITONSERVER_ServerDelete(NULL));
   OK(TRITONSERVER_ServerStop(NULL));
+}
+
+/* The response cache set up through SetCacheConfig: the second of two
+ * equal requests is answered from it, without running the backend. */
+static void test_cache(void) {
+  TRITONSERVER_ServerOptions *o = options_for(cache_repo, TRITONSERVER_MODEL_CONTROL_NONE);
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": 1048576}"));
+  TRITONSERVER_Server *s = server_new(o);
+  REQUIRE(s != NULL);
+  infer_simple(s);
+  infer_simple(s);
+  const char *stats = stats_after_one_execution(s);
+  CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
+  CONTAINS(stats, "\"success\":{\"count\":2,");
+  CONTAINS(stats, "\"cache_hit\":{\"count\":1,");
+  CONTAINS(stats, "\"cache_miss\":{\"count\":1,");
+  OK(TRITONSERVER_ServerStop(s));
+  OK(TRITONSERVER_ServerDelete(s));
+  /* A cache library that is not there: ServerNew says where it looked. */
+  o = options_for(cache_repo, TRITONSERVER_MODEL_CONTROL_NONE);
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "redis", "{\"host\": \"localhost\"}"));
+  OK(TRITONSERVER_ServerOptionsSetCacheDirectory(o, cache_repo));
+  TRITONSERVER_Server *none = NULL;
+  FAILS(TRITONSERVER_ServerNew(&none, o), INVALID_ARG,
+        "unable to find 'libtritoncache_redis.so' for cache. Searched: ");
+  CHECK(none == NULL);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
 /* Mode none loads everything and refuses client loads; startup models
@@ -570,6 +609,7 @@ int main(void) {
       UNIT_CASE(test_register_namespaces),
       UNIT_CASE(test_poll),
       UNIT_CASE(test_process_server),
+      UNIT_CASE(test_cache),
   };
   return unit_run("embed_test", cases, sizeof cases / sizeof cases[0]);
 }
