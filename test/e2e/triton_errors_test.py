@@ -154,6 +154,19 @@ class TritonErrors(harness.ServerTestCase):
             self.assertEqual(self.load_fails(no_version, E.INVALID_ARGUMENT, 400),
                              "load failed for model 'simple': at least one version must "
                              "be available under the version policy of model 'simple'\n")
+            # Every failed version, one after the other.
+            req = pb.RepositoryModelLoadRequest(model_name="twov")
+            req.parameters["config"].string_param = json.dumps(
+                dict(no_backend, versionPolicy={"all": {}}))
+            req.parameters["file:1/a.txt"].bytes_param = b"x"
+            req.parameters["file:2/a.txt"].bytes_param = b"x"
+            with self.assertRaises(grpc.RpcError) as cm:
+                self.stub.RepositoryModelLoad(req, timeout=30)
+            self.assertRegex(cm.exception.details(),
+                             r"^load failed for model 'twov': version 1 is at UNAVAILABLE "
+                             r"state: Invalid argument: unable to find backend [^;]*;"
+                             r"version 2 is at UNAVAILABLE state: Invalid argument: "
+                             r"unable to find backend [^;]*;\n$")
             # With no version loaded, the index gives the version's reason
             # as Triton's does: its code, then its message.
             self.stub.RepositoryModelUnload(
