@@ -86,7 +86,9 @@ void srv_response_free(TRITONBACKEND_Response *r) {
     free(r->params[i].name);
     if (r->params[i].type == TRITONSERVER_PARAMETER_STRING) free(r->params[i].value.s);
   }
-  free(r->params);
+  /* Most responses have no parameters: free(NULL) costs jemalloc ~40
+   * instructions. */
+  if (r->params != NULL) free(r->params);
   if (r->error != NULL) TRITONSERVER_ErrorDelete(r->error);
   srv_infer_state_unref(r->state);
   if (r->pooled)
