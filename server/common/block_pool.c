@@ -21,8 +21,8 @@
  * as leaked at exit. */
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define POISON_BODY(p, n) ASAN_POISON_MEMORY_REGION((char *)(p) + BODY, (n) - BODY)
-#define UNPOISON_BODY(p, n) ASAN_UNPOISON_MEMORY_REGION((char *)(p) + BODY, (n) - BODY)
+#define POISON_BODY(p, n) ASAN_POISON_MEMORY_REGION((char *)(p) + BODY, (n)-BODY)
+#define UNPOISON_BODY(p, n) ASAN_UNPOISON_MEMORY_REGION((char *)(p) + BODY, (n)-BODY)
 #define BODY_IS_POISONED(p) __asan_address_is_poisoned((char *)(p) + BODY)
 #else
 #define POISON_BODY(p, n) ((void)(p), (void)(n))

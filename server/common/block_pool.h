@@ -36,12 +36,12 @@ typedef struct srv_block_pool {
 /** The initializer of a pool of `bytes`-byte blocks (16-byte aligned);
  *  each thread caches at most 2 * batch of them, the depot at most
  *  depot_chains * batch. batch >= 1. */
-#define SRV_BLOCK_POOL_INIT(bytes, batch_, depot_chains)                        \
-  {                                                                             \
-    .size = (bytes) < 32 ? 32 : ((size_t)(bytes) + 15u) & ~(size_t)15u,         \
-    .batch = (batch_), .depot_max = (depot_chains), .slot = 0,                  \
-    .mu = PTHREAD_MUTEX_INITIALIZER, .chains = NULL, .chain_count = 0,          \
-    .depot_blocks = 0,                                                          \
+#define SRV_BLOCK_POOL_INIT(bytes, batch_, depot_chains)                \
+  {                                                                     \
+    .size = (bytes) < 32 ? 32 : ((size_t)(bytes) + 15u) & ~(size_t)15u, \
+    .batch = (batch_), .depot_max = (depot_chains), .slot = 0,          \
+    .mu = PTHREAD_MUTEX_INITIALIZER, .chains = NULL, .chain_count = 0,  \
+    .depot_blocks = 0,                                                  \
   }
 
 /** A block of pool->size bytes, 16-byte aligned, contents undefined. Any

@@ -52,7 +52,8 @@ static void *consumer(void *arg) {
   for (long i = 0; i < pairs; i++) {
     void *p;
     /* Acquire: the producer's writes to the block. */
-    while ((p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) == NULL) {
+    while ((p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) ==
+           NULL) {
     }
     put(p);
   }

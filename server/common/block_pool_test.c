@@ -78,7 +78,8 @@ static void *consumer(void *arg) {
   for (uint64_t i = 0; i < CROSS_BLOCKS; i++) {
     void *p;
     /* Acquire: pairs with the producer's release, the block's contents. */
-    while ((p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) == NULL) {
+    while ((p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire)) ==
+           NULL) {
     }
     const uint64_t *w = p;
     CHECK_EQ_U64(w[0], i);

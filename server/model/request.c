@@ -16,7 +16,8 @@
 /* One state per request, made on the frontend's thread and freed by its
  * last holder, often the backend's thread: a block pool (issue 21), whose
  * depot brings such blocks back in batches. */
-static srv_block_pool_t state_pool = SRV_BLOCK_POOL_INIT(sizeof(srv_infer_state_t), 32, 32);
+static srv_block_pool_t state_pool =
+    SRV_BLOCK_POOL_INIT(sizeof(srv_infer_state_t), 32, 32);
 
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner) {
   srv_infer_state_t *s = srv_block_pool_alloc(&state_pool);
