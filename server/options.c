@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/cache/cache_config.h"
 #include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -323,11 +324,9 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
           c);
   }
   srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
+  if (st == NULL)
+    st = srv_host_policy_check_nodes(opt->host_policies, opt->host_policy_count);
   if (st != NULL) return st;
-  if (opt->model_namespacing)
-    return LACKS(
-        "--model-namespacing=true: Nereid has no model namespaces (a model name "
-        "found in two repositories is a conflict)");
   if (strcmp(opt->rate_limit, "execution_count") == 0)
     return LACKS(
         "--rate-limit=execution_count: Nereid has no rate limiter (instances run "
@@ -337,15 +336,11 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   if (opt->rate_limit_resource_count > 0)
     return LACKS("--rate-limit-resource '%s': Nereid has no rate limiter",
                  opt->rate_limit_resources[0]);
-  if (opt->response_cache_byte_size > 0)
-    return LACKS(
-        "--response-cache-byte-size=%llu: Nereid has no response cache (only 0 "
-        "is accepted)",
-        (unsigned long long)opt->response_cache_byte_size);
-  if (opt->cache_config_count > 0)
-    return LACKS("--cache-config '%s': Nereid has no response cache",
-                 opt->cache_configs[0]);
-  return NULL;
+  srv_cache_choice_t cache;
+  srv_status_t *cst = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
+                                             opt->response_cache_byte_size, &cache);
+  srv_cache_choice_free(&cache);
+  return cst;
 }
 
 srv_status_t *srv_options_validate(const srv_options_t *opt) {

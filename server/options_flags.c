@@ -224,8 +224,9 @@ const flag_t srv_option_flags[] = {
      "the server take GPU memory; repeatable; 0 means no pool (default 64 MiB per "
      "GPU, as tritonserver)."},
     {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
-     "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
-     "no pool (default 268435456, as tritonserver)."},
+     "Bytes of the page-locked host memory pool, created when a GPU exists; with "
+     "--host-policy numa-node settings one pool of this size on each NUMA node they "
+     "name; 0 means no pool (default 268435456, as tritonserver)."},
     /* Tracing: values are checked by srv_trace_config_check. */
     {"trace-config", FLAG_STRING_LIST, OPT(trace_configs), 0, 0,
      "A trace setting [<mode>,]<key>=<value>, repeatable: level=OFF|TIMESTAMPS|TENSORS "
@@ -282,25 +283,32 @@ const flag_t srv_option_flags[] = {
     {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
      "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
      "CPU affinity of the threads of instances with that host policy (an instance "
-     "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
-     "(Nereid binds no memory to NUMA nodes)."},
+     "group's host_policy, else cpu, gpu_<N> or model); numa-node=<node> binds "
+     "their memory to that NUMA node (and, without cpu-cores, runs them on its "
+     "CPUs)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
-     "Folder of response cache libraries; accepted, no cache is ever loaded."},
+     "Folder of response cache libraries: --cache-config=<name>,... loads "
+     "<dir>/<name>/libtritoncache_<name>.so (default /opt/tritonserver/caches); "
+     "local is built in."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
     {"model-namespacing", FLAG_BOOL, OPT(model_namespacing), 0, 0,
-     "Refused when true: Nereid serves one model namespace, a model name found in "
-     "two repositories is a conflict (default false)."},
+     "Each repository is a model namespace: the same model name may be in several "
+     "repositories; a request by a name found in more than one fails (default "
+     "false)."},
     {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
      "off only (the default): Nereid has no rate limiter; execution_count is "
      "refused."},
     {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
      "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
-     "0 only (the default): Nereid has no response cache."},
+     "Deprecated: the same as --cache-config=local,size=<bytes> (default 0: no "
+     "cache)."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
-     "<cache>,<key>=<value>: refused, Nereid has no response cache."},
+     "<cache>,<key>=<value>, repeatable: the response cache shared by models whose "
+     "config sets response_cache { enable: true }: local,size=<bytes> (built in), or "
+     "a cache library's name and settings."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},

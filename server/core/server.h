@@ -42,6 +42,7 @@ typedef struct srv_server {
   srv_repository_t *repository; /* model life cycle */
   srv_shm_t *shm;               /* clients' shared-memory regions */
   srv_tracer_t *tracer;         /* trace settings, sampling, the trace file */
+  struct srv_cache *cache;      /* the response cache (../cache/); NULL: none */
   _Atomic int state;            /* srv_state_t */
   /* Set once, by srv_core_cancel when the exit timeout expired: every
    * request counts as cancelled from then on. */

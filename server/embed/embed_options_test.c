@@ -60,8 +60,10 @@ static void test_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetMetricsInterval(o, 500));
   OK(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "", "summary_latencies", "true"));
   OK(TRITONSERVER_ServerOptionsSetServerId(o, "embedded"));
+  OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
   srv_options_t opt;
   REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(opt.model_namespacing);
   CHECK_EQ_U64(opt.model_repository_count, 2);
   CHECK_STREQ(opt.model_repositories[1], "/models/b=c");
   CHECK_STREQ(opt.model_control_mode, "explicit");
@@ -164,14 +166,6 @@ static void test_absent_features(void) {
         INVALID_ARG, "unknown rate limit mode 5");
   FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 1, -2), INVALID_ARG,
         "device -2");
-  FAILS(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 1024), UNSUPPORTED,
-        "no response cache");
-  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), UNSUPPORTED,
-        "cache 'local'");
-  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"), UNSUPPORTED,
-        "numa-node: Nereid binds no memory to NUMA nodes");
-  FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
-        "one model namespace");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
@@ -199,6 +193,7 @@ static void test_triton_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 1, (size_t)1 << 30));
   OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, false));
   OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "0-1,3"));
+  OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"));
   OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
                                                        1, 0.5));
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
@@ -206,6 +201,9 @@ static void test_triton_flags(void) {
         INVALID_ARG, "a GPU id and a fraction >= 0");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
         "cpu-cores expects cores and ranges");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "one"),
+        INVALID_ARG,
+        "'gpu_0,numa-node=one': numa-node expects a NUMA node number below 1024");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
         "unknown key 'cores'");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "a,b", "cpu-cores", "1"), INVALID_ARG,
@@ -232,8 +230,9 @@ static void test_triton_flags(void) {
   CHECK_STREQ(opt.cuda_virtual_address_sizes[0], "1:1073741824");
   CHECK(!opt.allow_gpu_metrics);
   CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.5);
-  REQUIRE(opt.host_policy_count == 1);
+  REQUIRE(opt.host_policy_count == 2);
   CHECK_STREQ(opt.host_policies[0], "cpu,cpu-cores=0-1,3");
+  CHECK_STREQ(opt.host_policies[1], "gpu_0,numa-node=0");
   srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
@@ -269,7 +268,48 @@ static void test_log_file(void) {
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
+/* The response cache's setters become the command line's cache flags,
+ * which srv_options_validate checks at ServerNew. */
+static void test_cache(void) {
+  TRITONSERVER_ServerOptions *o = options();
+  OK(TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, "/"));
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": \"1048576\"}"));
+  srv_options_t opt;
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  REQUIRE(opt.cache_config_count == 1);
+  CHECK_STREQ(opt.cache_configs[0], "local,size=1048576");
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), INVALID_ARG,
+        "must be a JSON object of settings");
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": 1, \"x\": []}"),
+        INVALID_ARG, "setting 'x' must be a string or an integer");
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "", "{\"size\": 1}"), INVALID_ARG,
+        "cache name");
+  /* A refused setting took back those before it: still one flag. */
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_EQ_U64(opt.cache_config_count, 1);
+  srv_options_free(&opt);
+  /* A second cache: refused when the server starts, in Triton's words. */
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "redis", "{\"host\": \"localhost\"}"));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL &&
+        strstr(srv_status_message(st), "found multiple cache configurations") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+  o = options();
+  OK(TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, "/"));
+  OK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 4096));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_EQ_U64(opt.response_cache_byte_size, 4096);
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+}
+
 UNIT_MAIN("embed_options_test", UNIT_CASE(test_new_delete), UNIT_CASE(test_flags),
           UNIT_CASE(test_bad_values), UNIT_CASE(test_null_arguments),
           UNIT_CASE(test_absent_features), UNIT_CASE(test_triton_flags),
-          UNIT_CASE(test_log_file))
+          UNIT_CASE(test_log_file), UNIT_CASE(test_cache))

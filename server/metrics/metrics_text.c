@@ -8,6 +8,7 @@
 
 #include "server/api/metrics_render.h"
 #include "server/common/log.h"
+#include "server/common/memory.h"
 
 /* ---- the buffer ---- */
 
@@ -82,6 +83,7 @@ typedef struct {
   srv_model_desc_t d;
   srv_stats_t *s;
   srv_stats_totals_t t; /* the writer slots summed once, at collect */
+  char *ns; /* its namespace (--model-namespacing), a copy; else NULL */
 } item_t;
 
 /* `name``suffix`{model="...",<mid,>version="..."<,tail>} and a space: labels
@@ -94,6 +96,11 @@ static void series(srv_metrics_buf_t *b, const char *name, const char *suffix,
   puts_(b, "{model=\"");
   escaped(b, it->d.name);
   puts_(b, "\",");
+  if (it->ns != NULL) { /* tritonserver's label, with namespaces only */
+    puts_(b, "namespace=\"");
+    escaped(b, it->ns);
+    puts_(b, "\",");
+  }
   if (mid != NULL) {
     puts_(b, mid);
     puts_(b, ",");
@@ -219,6 +226,43 @@ static const simple_t kSuccess = {"nv_inference_request_success", "counter",
 static const simple_t kPending = {
     "nv_inference_pending_request_count", "gauge",
     "Instantaneous number of pending requests awaiting execution per-model.", rd_pending};
+
+/* ---- the response cache ---- */
+
+static uint64_t rd_cache_hits(const srv_stats_totals_t *t) { return t->cache_hit.count; }
+static uint64_t rd_cache_misses(const srv_stats_totals_t *t) { return t->cache_miss.count; }
+static uint64_t rd_cache_hit_us(const srv_stats_totals_t *t) { return t->cache_hit.ns / 1000; }
+static uint64_t rd_cache_miss_us(const srv_stats_totals_t *t) {
+  return t->cache_miss.ns / 1000;
+}
+
+/* tritonserver's names and texts; as there, only models that use the
+ * cache have these series, and a page without such a model has none. */
+static const simple_t kCache[] = {
+    {"nv_cache_num_hits_per_model", "counter", "Number of cache hits per model",
+     rd_cache_hits},
+    {"nv_cache_num_misses_per_model", "counter", "Number of cache misses per model",
+     rd_cache_misses},
+    {"nv_cache_hit_duration_per_model", "counter",
+     "Total cache hit duration per model, in microseconds", rd_cache_hit_us},
+    {"nv_cache_miss_duration_per_model", "counter",
+     "Total cache miss (insert+lookup) duration per model, in microseconds",
+     rd_cache_miss_us},
+};
+
+static void cache_families(srv_metrics_buf_t *b, const page_t *p) {
+  size_t users = 0;
+  for (size_t i = 0; i < p->count; i++) users += p->items[i].s->cache_enabled;
+  if (users == 0) return;
+  for (size_t f = 0; f < sizeof kCache / sizeof kCache[0]; f++) {
+    head(b, kCache[f].name, kCache[f].type, kCache[f].help);
+    for (size_t i = 0; i < p->count; i++) {
+      if (!p->items[i].s->cache_enabled) continue;
+      series(b, kCache[f].name, "", &p->items[i], NULL, NULL);
+      value_u64(b, kCache[f].read(&p->items[i].t));
+    }
+  }
+}
 
 static void counter_families(srv_metrics_buf_t *b, const page_t *p) {
   simple_family(b, p, &kSuccess);
@@ -464,6 +508,7 @@ static size_t collect(srv_server_t *srv, item_t **out) {
       srv_model_describe(m, &items[n].d);
       items[n].s = srv_model_stats(m);
       srv_stats_totals(items[n].s, &items[n].t);
+      items[n].ns = e->ns != NULL ? srv_strdup(e->ns) : NULL;
       n++;
     }
   }
@@ -480,6 +525,7 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
   out->data[out->len] = '\0';
   if (p.count > 0) {
     counter_families(out, &p);
+    cache_families(out, &p);
     latency_families(out, &p);
     queue_family(out, &p);
     sequence_families(out, &p);
@@ -487,6 +533,9 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
   }
   if (cpu != NULL) cpu_families(out, cpu);
   custom_families(out);
-  for (size_t i = 0; i < p.count; i++) srv_model_unref(p.items[i].m);
+  for (size_t i = 0; i < p.count; i++) {
+    srv_model_unref(p.items[i].m);
+    free(p.items[i].ns);
+  }
   free(p.items);
 }

@@ -185,6 +185,30 @@ static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *j
   return job->error == NULL ? c : NULL;
 }
 
+/* tritonserver's name of an error's code (Status::CodeString), which it
+ * writes before the message of a version that failed, in its answer, its
+ * log and its index ("Internal: ..."). */
+static const char *code_word(grpc_status_code code) {
+  switch (code) {
+    case GRPC_STATUS_INTERNAL:
+      return "Internal";
+    case GRPC_STATUS_NOT_FOUND:
+      return "Not found";
+    case GRPC_STATUS_INVALID_ARGUMENT:
+      return "Invalid argument";
+    case GRPC_STATUS_UNAVAILABLE:
+      return "Unavailable";
+    case GRPC_STATUS_UNIMPLEMENTED:
+      return "Unsupported";
+    case GRPC_STATUS_ALREADY_EXISTS:
+      return "Already exists";
+    case GRPC_STATUS_CANCELLED:
+      return "Cancelled";
+    default:
+      return "Unknown";
+  }
+}
+
 static void versions_load(srv_repository_t *r, repo_job_t *job,
                           const inference_ModelConfig *c, const int64_t *v, size_t n) {
   char path[PATH_MAX];
@@ -194,6 +218,8 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
   if (job->models == NULL || job->failures == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; i < n; i++) {
     srv_model_t *m;
+    char id[REPO_ID_SIZE];
+    const char *who = repo_id(id, job->record->ns, job->record->name);
     srv_status_t *st =
         srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
     /* --model-load-retry-count: as tritonserver, the version's whole
@@ -201,21 +227,23 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
      * once, each failure logged; the config was read once, before. */
     for (int retry = 1; st != NULL && retry <= r->srv->options->model_load_retry_count;
          retry++) {
-      SRV_ERROR("failed to load '%s' version %lld: %s; retry %d of %d",
-                job->record->name, (long long)v[i], srv_status_message(st), retry,
-                r->srv->options->model_load_retry_count);
+      SRV_ERROR("failed to load '%s' version %lld: %s: %s; retry %d of %d", who,
+                (long long)v[i], code_word(srv_status_code(st)), srv_status_message(st),
+                retry, r->srv->options->model_load_retry_count);
       srv_status_free(st);
       st = srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
     }
     if (st != NULL) {
-      SRV_ERROR("failed to load '%s' version %lld: %s", job->record->name,
-                (long long)v[i], srv_status_message(st));
-      job->failures[job->failure_count++] =
-          (srv_version_failure_t){v[i], srv_strdup(srv_status_message(st))};
+      /* The version's reason as tritonserver keeps it: "<code>: <message>". */
+      char why[SRV_STATUS_MESSAGE_MAX];
+      snprintf(why, sizeof why, "%s: %s", code_word(srv_status_code(st)),
+               srv_status_message(st));
+      SRV_ERROR("failed to load '%s' version %lld: %s", who, (long long)v[i], why);
+      job->failures[job->failure_count++] = (srv_version_failure_t){v[i], srv_strdup(why)};
       srv_status_free(st);
       continue;
     }
-    SRV_INFO("successfully loaded '%s' version %lld", job->record->name, (long long)v[i]);
+    SRV_INFO("successfully loaded '%s' version %lld", who, (long long)v[i]);
     job->models[job->model_count++] = m;
   }
 }
@@ -232,7 +260,11 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
     if (job->tempdir == NULL) SRV_FATAL("out of memory");
     job->tempdir->path = srv_strdup(job->dir);
   } else {
-    job->error = repo_roots_find(&r->roots, name, &job->dir, &job->mapped, &job->no_folder);
+    const char *ns = job->record->ns;
+    job->error = ns != NULL ? repo_roots_find_in(&r->roots, ns, name, &job->dir,
+                                                 &job->mapped, &job->no_folder)
+                            : repo_roots_find(&r->roots, name, &job->dir, &job->mapped,
+                                              &job->no_folder);
     if (job->error != NULL) return;
     /* Before reading anything: an edit made while loading shows next poll. */
     job->fingerprint = srv_repo_fingerprint(job->dir);
@@ -261,11 +293,12 @@ static void job_load_versions(srv_repository_t *r, repo_job_t *job) {
   if (v == NULL) SRV_FATAL("out of memory");
   size_t n =
       versions_select(job->config, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
+  char id[REPO_ID_SIZE];
   if (n == 0)
     job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                 "at least one version must be available under the "
                                 "version policy of model '%s'",
-                                job->record->name);
+                                repo_id(id, job->record->ns, job->record->name));
   else
     versions_load(r, job, job->config, v, n);
   free(v);
@@ -284,10 +317,12 @@ static void job_load(srv_repository_t *r, repo_job_t *job) {
   job->arena = NULL;
   if (job->error == NULL) return;
   const char *why = srv_status_message(job->error);
+  char id[REPO_ID_SIZE];
   if (strncmp(why, "failed to load", 14) == 0)
     SRV_ERROR("%s", why);
   else
-    SRV_ERROR("failed to load '%s': %s", job->record->name, why);
+    SRV_ERROR("failed to load '%s': %s", repo_id(id, job->record->ns, job->record->name),
+              why);
 }
 
 /* ---- JOB_DESTROY --------------------------------------------------------- */
@@ -306,14 +341,21 @@ void repo_job_run(srv_repository_t *r, repo_job_t *job) {
     case JOB_LOAD:
       job_load(r, job);
       return;
-    case JOB_DESTROY:
-      SRV_INFO("unloading '%s' version %lld", job->model->name,
+    case JOB_DESTROY: {
+      char id[REPO_ID_SIZE]; /* the record outlives its draining models */
+      SRV_INFO("unloading '%s' version %lld",
+               repo_id(id, job->record->ns, job->model->name),
                (long long)job->model->version);
       repo_model_destroy(job->model);
       return;
+    }
     case JOB_SCAN:
-      srv_repo_scan(r->srv->options->model_repositories,
-                    r->srv->options->model_repository_count, true, &job->listing);
+      (r->namespacing ? srv_repo_scan_ns : srv_repo_scan)(
+          r->srv->options->model_repositories, r->srv->options->model_repository_count,
+          true, &job->listing);
+      return;
+    case JOB_RESOLVE:
+      repo_ns_resolve_run(r, job);
       return;
     case JOB_REMOVE_DIR:
       srv_load_override_remove(job->dir);
@@ -331,6 +373,7 @@ void repo_job_free(repo_job_t *job) {
   for (size_t i = 0; i < job->dep_count; i++) free(job->deps[i]);
   free(job->deps);
   if (job->arena != NULL) upb_Arena_Free(job->arena);
-  if (job->kind == JOB_SCAN) srv_repo_listing_free(&job->listing);
+  if (job->kind == JOB_SCAN || job->kind == JOB_RESOLVE)
+    srv_repo_listing_free(&job->listing);
   free(job);
 }

@@ -4,6 +4,7 @@
  * touches records, the job queue and the live list. */
 #include "server/repository/repository.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,14 +22,36 @@ static srv_status_t *shutting_down(const srv_repo_op_t *op);
 
 /* ---- Records -------------------------------------------------------------- */
 
-repo_record_t *repo_record_find(srv_repository_t *r, const char *name) {
+repo_record_t *repo_record_find(srv_repository_t *r, const char *ns, const char *name) {
   for (size_t i = 0; i < r->record_count; i++)
-    if (strcmp(r->records[i]->name, name) == 0) return r->records[i];
+    if (strcmp(r->records[i]->name, name) == 0 &&
+        srv_repo_ns_cmp(r->records[i]->ns, ns) == 0)
+      return r->records[i];
   return NULL;
 }
 
-repo_record_t *repo_record_get(srv_repository_t *r, const char *name) {
-  repo_record_t *rec = repo_record_find(r, name);
+bool repo_record_unloaded(const repo_record_t *rec) {
+  return srv_model_state_is_unloaded(rec->state, rec->reason, rec->version_count);
+}
+
+repo_record_t *repo_record_resolve(srv_repository_t *r, const char *ns,
+                                   const char *name) {
+  repo_record_t *own = repo_record_find(r, ns, name);
+  if (!r->namespacing || (own != NULL && !repo_record_unloaded(own))) return own;
+  repo_record_t *only = NULL;
+  size_t count = 0;
+  for (size_t i = 0; i < r->record_count; i++) {
+    repo_record_t *rec = r->records[i];
+    if (strcmp(rec->name, name) != 0 || repo_record_unloaded(rec)) continue;
+    only = rec;
+    count++;
+  }
+  if (count == 0) return own;
+  return count == 1 ? only : NULL;
+}
+
+repo_record_t *repo_record_get(srv_repository_t *r, const char *ns, const char *name) {
+  repo_record_t *rec = repo_record_find(r, ns, name);
   if (rec != NULL) return rec;
   if (r->record_count == r->record_cap) {
     r->record_cap = r->record_cap ? 2 * r->record_cap : 16;
@@ -38,9 +61,12 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *name) {
   rec = calloc(1, sizeof *rec);
   if (rec == NULL) SRV_FATAL("out of memory");
   rec->name = srv_strdup(name);
+  rec->ns = ns != NULL ? srv_strdup(ns) : NULL;
   rec->steps_msg.kind = REPO_STEPS_DONE;
   r->records[r->record_count++] = rec;
-  SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", name, r->record_count);
+  char id[REPO_ID_SIZE];
+  SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", repo_id(id, ns, name),
+              r->record_count);
   return rec;
 }
 
@@ -77,8 +103,9 @@ static void record_drop_if_unknown(srv_repository_t *r, repo_record_t *rec) {
   for (size_t i = 0; i < r->record_count; i++)
     if (r->records[i] == rec) {
       r->records[i] = r->records[--r->record_count];
-      SRV_VERBOSE(2, "repository: record of '%s' dropped, %zu in all", rec->name,
-                  r->record_count);
+      char id[REPO_ID_SIZE];
+      SRV_VERBOSE(2, "repository: record of '%s' dropped, %zu in all",
+                  repo_id(id, rec->ns, rec->name), r->record_count);
       repo_record_free(rec);
       return;
     }
@@ -86,6 +113,7 @@ static void record_drop_if_unknown(srv_repository_t *r, repo_record_t *rec) {
 
 void repo_record_free(repo_record_t *rec) {
   free(rec->name);
+  free(rec->ns);
   free(rec->reason);
   free(rec->versions);
   failures_clear(rec);
@@ -114,6 +142,7 @@ static void publish(srv_repository_t *r) {
     if (rec->state == SRV_MODEL_STATE_UNKNOWN && rec->version_count == 0) continue;
     entries[n++] = (srv_registry_entry_t){
         .name = rec->name,
+        .ns = rec->ns,
         .state = rec->state,
         .reason = rec->reason,
         .versions = rec->versions,
@@ -230,12 +259,13 @@ void repo_op_free(srv_repo_op_t *op) {
   free(op); /* and the name, in the same block */
 }
 
-srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
-  size_t n = strlen(name) + 1;
-  srv_repo_op_t *op = calloc(1, sizeof *op + n);
+srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *ns, const char *name) {
+  size_t n = strlen(name) + 1, nn = ns != NULL ? strlen(ns) + 1 : 0;
+  srv_repo_op_t *op = calloc(1, sizeof *op + n + nn);
   if (op == NULL) SRV_FATAL("out of memory");
   char *copy = (char *)(op + 1);
   memcpy(copy, name, n);
+  if (ns != NULL) op->ns = memcpy(copy + n, ns, nn);
   op->kind = kind;
   op->name = copy;
   op->done = repo_op_free; /* nobody waits: the outcome is in the index */
@@ -243,10 +273,12 @@ srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
   return op;
 }
 
-static void op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
+void repo_op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
   op->status = st;
-  if (op->origin == REPO_ORIGIN_STEP) repo_steps_answered(r, op);
-  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL) repo_cascade_answered(r, op);
+  /* A part's own `done` gathers it; its whole tells the waiters. */
+  if (op->origin == REPO_ORIGIN_STEP && !op->part) repo_steps_answered(r, op);
+  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL && !op->part)
+    repo_cascade_answered(r, op);
   if (op->done != NULL) op->done(op);
 }
 
@@ -255,20 +287,47 @@ static srv_status_t *status_copy(const srv_status_t *st) {
                     : srv_status_new(srv_status_code(st), "%s", srv_status_message(st));
 }
 
+/* What the caller of a load that failed hears. tritonserver answers a
+ * failed load "load failed for model '<id>': <why>\n" (INVALID_ARGUMENT),
+ * <why> being its life cycle's message ("version N is at UNAVAILABLE
+ * state: ...;"); clients match that prefix. A part of a split load hears
+ * <why> alone, as its whole lists every part so (repo_ns.c), and so does a
+ * step load, whose ensemble quotes it. The answers tritonserver gives
+ * before any load starts ("failed to load 'M', failed to poll from model
+ * repository", the override's checks) already start "failed to load" and
+ * go as they are. */
+static srv_status_t *load_answer(const repo_record_t *rec, const srv_repo_op_t *op,
+                                 const srv_status_t *why) {
+  const char *msg = srv_status_message(why);
+  if (op->part || op->origin == REPO_ORIGIN_STEP || strncmp(msg, "failed to load", 14) == 0)
+    return status_copy(why);
+  char id[REPO_ID_SIZE];
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "load failed for model '%s': %s\n",
+                        repo_id(id, rec->ns, rec->name), msg);
+}
+
 /* The running operation is over: answer it (and the loads that joined it),
- * then start the next one queued for the same model. */
-static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st) {
+ * then start the next one queued for the same model. `st` is the outcome
+ * of a load job when `loaded` (load_answer words it per caller). */
+static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st,
+                      bool loaded) {
   srv_repo_op_t *joined = rec->joined;
   rec->joined = NULL;
   while (joined != NULL) {
     srv_repo_op_t *next = joined->next;
-    op_done(r, joined, status_copy(st));
+    repo_op_done(r, joined,
+                 st != NULL && loaded ? load_answer(rec, joined, st) : status_copy(st));
     joined = next;
   }
   srv_repo_op_t *op = rec->running;
   rec->running = NULL;
   rec->asked_load = false;
-  op_done(r, op, st);
+  if (st != NULL && loaded) {
+    srv_status_t *answer = load_answer(rec, op, st);
+    srv_status_free(st);
+    st = answer;
+  }
+  repo_op_done(r, op, st);
   srv_repo_op_t *q = rec->queue_head;
   if (q == NULL || r->closing) return; /* closing: close_refuse_waiting answers */
   rec->queue_head = q->next;
@@ -303,8 +362,9 @@ static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
     reason_set(rec, SRV_MODEL_REASON_UNLOADED);
     publish(r);
   }
-  if (unloaded) SRV_INFO("successfully unloaded '%s'", rec->name);
-  op_finish(r, rec, NULL);
+  char id[REPO_ID_SIZE];
+  if (unloaded) SRV_INFO("successfully unloaded '%s'", repo_id(id, rec->ns, rec->name));
+  op_finish(r, rec, NULL, false);
 }
 
 void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op) {
@@ -349,7 +409,7 @@ static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op)
    * no longer loaded, nor waiting for its steps: nothing to do. */
   if ((op->origin == REPO_ORIGIN_STEP && rec->version_count > 0) ||
       (op->origin == REPO_ORIGIN_REBIND && rec->version_count == 0 && !rec->orphaned)) {
-    op_finish(r, rec, NULL);
+    op_finish(r, rec, NULL, false);
     return;
   }
   rec->asked_load = op->origin == REPO_ORIGIN_ASKED;
@@ -371,28 +431,32 @@ static bool op_joins(const srv_repo_op_t *op, const repo_record_t *rec) {
 
 void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
   if (r->closing) {
-    op_done(r, op, shutting_down(op));
+    repo_op_done(r, op, shutting_down(op));
     return;
   }
   if (op->kind == SRV_REPO_POLL) {
     repo_poll_asked(r, op);
     return;
   }
-  repo_record_t *rec = repo_record_find(r, op->name);
+  if (r->namespacing && op->ns == NULL) {
+    repo_ns_split(r, op);
+    return;
+  }
+  repo_record_t *rec = repo_record_find(r, op->ns, op->name);
   if (rec == NULL && op->kind == SRV_REPO_UNLOAD) {
     /* Nothing of that name is loaded: done, as tritonserver answers, and
      * no record is made for it. */
-    op_done(r, op, NULL);
+    repo_op_done(r, op, NULL);
     return;
   }
   if (rec == NULL) {
     /* A name that cannot be a folder gets no record (it would be listed). */
     srv_status_t *bad = srv_model_name_check(op->name, strlen(op->name));
     if (bad != NULL) {
-      op_done(r, op, bad);
+      repo_op_done(r, op, bad);
       return;
     }
-    rec = repo_record_get(r, op->name);
+    rec = repo_record_get(r, op->ns, op->name);
   }
   op->next = NULL;
   if (rec->running == NULL) {
@@ -401,10 +465,10 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
     return;
   }
   if (op->origin == REPO_ORIGIN_STEP && rec->running->kind == SRV_REPO_UNLOAD) {
-    char q[SRV_QUOTE_SIZE];
-    op_done(r, op,
-            srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
-                           srv_quote_str(q, op->name)));
+    char id[REPO_ID_SIZE];
+    repo_op_done(r, op,
+                 srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
+                                repo_id(id, rec->ns, rec->name)));
     return;
   }
   if (op_joins(op, rec)) {
@@ -422,13 +486,22 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
 
 /* ---- Load results --------------------------------------------------------- */
 
-/* What the failed load says, for the caller and the index. */
+/* What the failed load says, for the index, an ensemble quoting it and
+ * (through load_answer) the caller: the job's error, else every failed
+ * version in tritonserver's words, "version N is at UNAVAILABLE state:
+ * <code>: <message>;" one after the other, ascending. */
 static srv_status_t *load_error(const repo_job_t *job) {
   if (job->error != NULL) return status_copy(job->error);
-  const srv_version_failure_t *f = &job->failures[0];
-  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                        "failed to load '%s' version %lld: %s", job->record->name,
-                        (long long)f->version, f->reason);
+  char text[SRV_STATUS_MESSAGE_MAX];
+  size_t len = 0;
+  for (size_t i = 0; i < job->failure_count && len < sizeof text; i++) {
+    const srv_version_failure_t *f = &job->failures[i];
+    int n = snprintf(text + len, sizeof text - len, "version %lld is at UNAVAILABLE state: %s;",
+                     (long long)f->version, f->reason);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", text);
 }
 
 void repo_models_discard(srv_repository_t *r, repo_job_t *job) {
@@ -514,7 +587,7 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
     for (size_t i = 0; i < rec->version_count; i++) srv_model_unref(rec->versions[i]);
     if (rec->version_count > 0) repo_users_rebind(r, rec, reload);
   }
-  op_finish(r, rec, st);
+  op_finish(r, rec, st, true);
   record_drop_if_unknown(r, rec);
 }
 
@@ -540,11 +613,11 @@ static void close_refuse_waiting(srv_repository_t *r) {
     while (rec->queue_head != NULL) {
       srv_repo_op_t *op = rec->queue_head;
       rec->queue_head = op->next;
-      op_done(r, op, shutting_down(op));
+      repo_op_done(r, op, shutting_down(op));
     }
     rec->queue_tail = NULL;
     if (rec->running != NULL && rec->running->kind == SRV_REPO_UNLOAD)
-      op_finish(r, rec, shutting_down(rec->running));
+      op_finish(r, rec, shutting_down(rec->running), false);
   }
 }
 
@@ -584,6 +657,9 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
       repo_poll_result(r, job);
       break;
     case JOB_REMOVE_DIR:
+      break;
+    case JOB_RESOLVE:
+      repo_ns_resolved(r, job);
       break;
   }
   repo_job_free(job);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "actors/timer.h"
+#include "server/cache/cache_hook.h"
 #include "server/common/log.h"
 #include "server/core/server.h"
 #include "server/model/model.h"
@@ -52,6 +53,8 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
   if (__builtin_expect(
           st->trace != NULL || (st->trace_sample && srv_tracer_on(m->server->tracer)), 0))
     srv_trace_enqueue(m->server->tracer, m->name, m->version, request);
+  /* The response cache: a hit never waits for an instance (cache.md). */
+  if (__builtin_expect(m->cache != NULL, 0) && srv_cache_enqueue(m, request)) return;
   request->msg.kind = SRV_MODEL_REQUEST;
   srv_stats_pending_add(&m->stats, 1); /* this thread's slot (stats.h) */
   request->pending = &m->stats;

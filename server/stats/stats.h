@@ -10,6 +10,7 @@
 #define NEREID_SERVER_STATS_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,7 +64,7 @@ typedef enum {
 typedef struct {
   _Alignas(SRV_STATS_LINE) srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
-  srv_duration_t cache_hit, cache_miss; /* no cache yet: stay zero */
+  srv_duration_t cache_hit, cache_miss; /* the response cache (../cache/cache_hook.c) */
   _Atomic uint64_t inference_count;     /* batch elements of successful requests */
   _Atomic uint64_t execution_count;     /* backend executions */
   _Atomic uint64_t last_inference_ms;   /* wall-clock ms of this slot's last one */
@@ -84,6 +85,7 @@ typedef struct srv_stats {
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
   srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
   uint32_t step_count;
+  bool cache_enabled; /* the model uses the response cache: set at load */
   /* The model actor's queue depth per priority level (level i is
    * priority i + 1), stored by sched/queue.c; the queue owns the array.
    * NULL for ensembles. */
