@@ -293,10 +293,14 @@ const flag_t srv_option_flags[] = {
      "Refused when true: Nereid serves one model namespace, a model name found in "
      "two repositories is a conflict (default false)."},
     {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
-     "off only (the default): Nereid has no rate limiter; execution_count is "
-     "refused."},
+     "off (the default) or execution_count: an instance then runs only while the "
+     "resources its instance group's rate_limiter asks for are free, waiting "
+     "instances taken by fewest runs times priority, then arrival."},
     {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
-     "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
+     "<name>:<count>[:<device>]: copies of a rate limiter resource, on one GPU or "
+     "(no device, -1) on every device; a global resource takes the largest count "
+     "given for its name. Without any, a resource has the largest count one "
+     "instance asks for."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
      "0 only (the default): Nereid has no response cache."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
