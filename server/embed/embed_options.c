@@ -314,6 +314,48 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
 /* --host-policy: cpu-cores sets the CPU affinity of the instances of that
  * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
  * checked now, with the flag's texts. */
+/* The rate limiter's settings, as --rate-limit and --rate-limit-resource
+ * (embed.md, "Options"). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRateLimiterMode(
+    TRITONSERVER_ServerOptions *o, TRITONSERVER_RateLimitMode mode) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetRateLimiterMode";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (mode == TRITONSERVER_RATE_LIMIT_OFF) return flag_add(o, fn, "rate-limit", "off");
+  if (mode == TRITONSERVER_RATE_LIMIT_EXEC_COUNT)
+    return flag_add(o, fn, "rate-limit", "execution_count");
+  return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown rate limit mode %d",
+                       fn, (int)mode);
+}
+
+/* A resource's count on `device`, or on every device with -1 (a global
+ * resource takes the largest count given for its name). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsAddRateLimiterResource(
+    TRITONSERVER_ServerOptions *o, const char *name, const size_t count,
+    const int device) {
+  const char *fn = "TRITONSERVER_ServerOptionsAddRateLimiterResource";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (name == NULL) return NULL_ARG(fn, "resource_name");
+  if (device < -1)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: device %d for resource '%s' (-1 is every device, else a "
+                         "GPU id)",
+                         fn, device, name);
+  if (strchr(name, ':') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: resource name '%s' must not hold ':'", fn, name);
+  char text[SRV_RATE_RESOURCE_NAME_MAX + 64];
+  snprintf(text, sizeof text, "%.*s:%zu:%d", (int)SRV_RATE_RESOURCE_NAME_MAX + 1, name,
+           count, device);
+  srv_status_t *st = srv_options_rate_resource_check(text);
+  if (st != NULL) {
+    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
+                                            srv_status_message(st));
+    srv_status_free(st);
+    return err;
+  }
+  return flag_add(o, fn, "rate-limit-resource", "%s", text);
+}
+
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
                                                             const char *policy,
                                                             const char *setting,
