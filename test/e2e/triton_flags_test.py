@@ -213,8 +213,6 @@ class MissingFeatures(unittest.TestCase):
         self.assertNotIn("unknown flag", out)
 
     def test_refused_naming_the_feature(self):
-        self.refused("--rate-limit=execution_count", "Nereid has no rate limiter")
-        self.refused("--rate-limit-resource=R1:4", "Nereid has no rate limiter")
         self.refused("--response-cache-byte-size=1048576", "Nereid has no response cache")
         self.refused("--cache-config=local,size=1048576", "Nereid has no response cache")
         self.refused("--model-namespacing=true", "Nereid has no model namespaces")

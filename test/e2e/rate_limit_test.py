@@ -1,0 +1,226 @@
+"""The rate limiter (--rate-limit=execution_count) end to end: two recorder
+models whose instances both ask for the one copy of resource R never run
+at once with it, and do without it; the wait counts as queue time; a model
+asking for more than --rate-limit-resource gives fails its load with
+Triton's text; a model unloading while its batch waits for the limiter
+answers it and unloads; bad flags stop the start with tritonserver's text.
+"""
+
+import os
+import signal
+import tempfile
+import time
+import unittest
+
+import harness
+from harness import Server, int32_request, run_nereid
+
+import grpc
+import grpc_service_pb2 as pb
+
+DELAY_MS = 300
+
+
+def model_config(name, count=1, priority=0, delay_ms=DELAY_MS, fail=False):
+    return """name: "%s"
+backend: "recorder"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+instance_group [ {
+  count: 1
+  kind: KIND_CPU
+  rate_limiter { resources [ { name: "R" count: %d } ] priority: %d }
+} ]
+parameters [
+  { key: "record_file" value: { string_value: "%s.log" } },
+  { key: "execute_delay_ms" value: { string_value: "%d" } }%s
+]
+""" % (name, count, priority, name, delay_ms,
+       ',\n  { key: "fail_at" value: { string_value: "execute" } }' if fail else "")
+
+
+def make_repo(models):
+    repo = tempfile.mkdtemp(prefix="rl_repo", dir=os.environ.get("TEST_TMPDIR"))
+    for name, text in models.items():
+        os.makedirs(os.path.join(repo, name, "1"))
+        with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+            f.write(text)
+    return repo
+
+
+class RateLimit(unittest.TestCase):
+
+    def start(self, *flags, models=None):
+        self.records = tempfile.mkdtemp(prefix="rl_rec", dir=os.environ.get("TEST_TMPDIR"))
+        repo = make_repo(models or {"a": model_config("a"), "b": model_config("b")})
+        self.server = Server(*flags, repo=repo, backends=harness.TEST_BACKENDS,
+                             env={"NEREID_RECORD_DIR": self.records})
+        self.stub = self.server.inference()
+
+    def tearDown(self):
+        if getattr(self, "server", None) is not None:
+            harness.stop_clean(self.server)
+            self.server = None
+
+    def intervals(self, model):
+        """[(start_ns, end_ns)] of the model's executions that ended."""
+        starts, out = [], []
+        with open(os.path.join(self.records, model + ".log")) as f:
+            for line in f:
+                words = line.split()
+                fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+                if words and words[0] == "execute_start":
+                    starts.append(int(fields["t_ns"]))
+                elif words and words[0] == "execute_end":
+                    out.append((starts.pop(0), int(fields["t_ns"])))
+        return out
+
+    def ended(self, model, n):
+        """The model's first n executions, once they ended (execute_end is
+        written after the responses went out)."""
+        deadline = time.monotonic() + 5 * harness.SLOW
+        while len(self.intervals(model)) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.intervals(model)[:n]
+
+    def run_both(self):
+        """Two requests to each model at once; all answered."""
+        futures = [self.stub.ModelInfer.future(int32_request(m, [k]), timeout=30 * harness.SLOW)
+                   for k in range(2) for m in ("a", "b")]
+        for f in futures:
+            f.result()
+        # execute_end is written after the responses went out.
+        deadline = time.monotonic() + 5 * harness.SLOW
+        while True:
+            runs = sorted(self.intervals("a") + self.intervals("b"))
+            if len(runs) >= 4 or time.monotonic() > deadline:
+                return runs
+            time.sleep(0.02)
+
+    def queue_ns(self, model):
+        s = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name=model))
+        return s.model_stats[0].inference_stats.queue.ns
+
+    def test_limited_executions_never_overlap(self):
+        self.start("--rate-limit=execution_count")
+        runs = self.run_both()
+        self.assertEqual(len(runs), 4, runs)
+        for (s0, e0), (s1, e1) in zip(runs, runs[1:]):
+            self.assertGreaterEqual(s1, e0, "executions overlap: %r" % runs)
+        # The second model's first request waited for the first one's run:
+        # its queue time holds that wait (as in Triton).
+        waited = max(self.queue_ns("a"), self.queue_ns("b"))
+        self.assertGreater(waited, (DELAY_MS - 50) * 1e6)
+
+    def test_off_executions_overlap(self):
+        self.start("--rate-limit=off")
+        runs = self.run_both()
+        self.assertEqual(len(runs), 4, runs)
+        overlapping = any(s1 < e0 for (s0, e0), (s1, e1) in zip(runs, runs[1:]))
+        self.assertTrue(overlapping, "no overlap without the limiter: %r" % runs)
+
+    def test_explicit_count_lets_both_run(self):
+        # R:2 on every device: both instances hold one copy at once.
+        self.start("--rate-limit=execution_count", "--rate-limit-resource=r:2")
+        runs = self.run_both()
+        self.assertTrue(any(s1 < e0 for (s0, e0), (s1, e1) in zip(runs, runs[1:])), runs)
+
+    def test_over_asking_instance_fails_its_load(self):
+        models = {"a": model_config("a"), "big": model_config("big", count=2)}
+        self.start("--rate-limit=execution_count", "--rate-limit-resource=R:1:0",
+                   "--exit-on-error=false", "--strict-readiness=false", models=models)
+        self.assertTrue(self.server.wait_text(
+            'Resource count for "R" is limited to 1 which will prevent scheduling of one '
+            "or more model instances, the minimum required count is 2"), self.server.text())
+        ready = lambda m: self.stub.ModelReady(pb.ModelReadyRequest(name=m)).ready  # noqa
+        self.assertTrue(ready("a"))
+        self.assertFalse(ready("big"))
+        self.stub.ModelInfer(int32_request("a", [1]), timeout=30 * harness.SLOW)
+
+    def test_rate_limiter_config_ignored_when_off(self):
+        models = {"big": model_config("big", count=2)}
+        self.start("--rate-limit-resource=R:1", models=models)
+        self.stub.ModelInfer(int32_request("big", [1]), timeout=30 * harness.SLOW)
+
+    def hold_and_wait(self, hold_ms, *flags, fail=False):
+        """a's run holds R for hold_ms; b's request waits for the limiter.
+        With `fail`, a's Execute fails after its sleep, which then ignores
+        cancellation (the recorder's fail_at: execute)."""
+        models = {"a": model_config("a", delay_ms=hold_ms, fail=fail), "b": model_config("b")}
+        self.start("--rate-limit=execution_count", *flags, models=models)
+        first = self.stub.ModelInfer.future(int32_request("a", [1]), timeout=30 * harness.SLOW)
+        time.sleep(0.3 * harness.SLOW)  # a holds R
+        waiting = self.stub.ModelInfer.future(int32_request("b", [2]),
+                                              timeout=30 * harness.SLOW)
+        time.sleep(0.2 * harness.SLOW)
+        return first, waiting
+
+    def test_failed_execute_gives_the_resource_back(self):
+        first, waiting = self.hold_and_wait(600, fail=True)
+        with self.assertRaises(grpc.RpcError) as cm:
+            first.result()
+        self.assertIn("recorder: failing at execute", cm.exception.details())
+        waiting.result()  # never granted if a's failure kept R
+        self.assertEqual(len(self.ended("b", 1)), 1)
+        self.stub.ModelInfer(int32_request("b", [3]), timeout=30 * harness.SLOW)
+
+    def test_unload_lets_the_waiting_batch_run(self):
+        # As Triton, an unload waits for the requests in flight: b's batch
+        # waiting for the limiter runs once a's run gave R back.
+        first, waiting = self.hold_and_wait(1000, "--model-control-mode=explicit",
+                                            "--load-model=a", "--load-model=b")
+        self.stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="b"))
+        first.result()
+        waiting.result()
+        (a_start, a_end), = self.ended("a", 1)
+        (b_start, b_end), = self.ended("b", 1)
+        self.assertGreaterEqual(b_start, a_end)
+        # b loads again and runs: its old tickets left the limiter.
+        self.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="b"))
+        self.stub.ModelInfer(int32_request("b", [3]), timeout=30 * harness.SLOW)
+
+    def test_shutdown_withdraws_the_waiting_batch(self):
+        # Past the exit timeout, what waits is cancelled: b's batch comes
+        # back from the limiter unrun, and the server exits cleanly once
+        # a's (uncancellable) run ended.
+        first, waiting = self.hold_and_wait(2000, "--exit-timeout-secs=0", fail=True)
+        server, self.server = self.server, None
+        server.proc.send_signal(signal.SIGINT)  # the channel stays open for the answers
+        # The frontend ends the calls itself ("Cancelling all calls").
+        for call in (waiting, first):
+            with self.assertRaises(grpc.RpcError):
+                call.result()
+        harness.stop_clean(server)
+        # Without the withdrawal, a's run would hand R to b's batch at its
+        # end, and b's batch would start.
+        self.assertEqual(len(self.intervals("a")), 1)
+        self.assertEqual(self.intervals("b"), [])
+
+
+class Flags(unittest.TestCase):
+
+    def refused(self, flag, needle):
+        code, out = run_nereid("--model-repository=" + make_repo({}), "--grpc-port=0", flag)
+        self.assertNotEqual(code, 0, out)
+        self.assertIn(needle, out)
+
+    def test_bad_mode(self):
+        self.refused("--rate-limit=sometimes",
+                     "invalid argument for --rate-limit: expected off or execution_count, "
+                     "got 'sometimes'")
+
+    def test_bad_resources(self):
+        for text in ("R1", ":4", "R1:-1", "R1:4:1:2", "R1:4:gpu"):
+            self.refused("--rate-limit-resource=" + text,
+                         "--rate-limit-resource option format is "
+                         "'<resource_name>:<count>:<device>' or '<resource_name>:<count>'. "
+                         "Got " + text)
+
+    def test_mode_in_any_case(self):
+        server = Server("--rate-limit=EXECUTION_COUNT", "--rate-limit-resource=R1:4:-1")
+        harness.stop_clean(server)
+
+
+if __name__ == "__main__":
+    harness.main()
