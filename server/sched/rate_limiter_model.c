@@ -82,8 +82,7 @@ static srv_status_t *ticket_make(srv_model_t *m, srv_instance_t *inst) {
 
 srv_status_t *srv_rl_model_attach(srv_model_t *m) {
   srv_rl_t *limiter = m->server->limiter;
-  if (limiter == NULL || m->seq != NULL || m->ens != NULL || m->instance_count == 0)
-    return NULL;
+  if (limiter == NULL || m->ens != NULL || m->instance_count == 0) return NULL;
   srv_rl_ticket_t **tickets = calloc(m->instance_count, sizeof *tickets);
   if (tickets == NULL) SRV_FATAL("out of memory");
   srv_status_t *st = NULL;

@@ -12,9 +12,9 @@ struct TRITONBACKEND_ModelInstance;
 /** With the rate limiter on, gives each of m's instances a ticket from its
  *  group's rate_limiter and attaches them (Triton's load-time checks; the
  *  error names the model, the field or the resource at fault). Nothing to
- *  do with the limiter off, for an ensemble or a sequence batching model
- *  (README.md, "Remaining gaps"). The loading thread, after the instances
- *  started and before the model's actor does. */
+ *  do with the limiter off or for an ensemble (no instances). The loading
+ *  thread, after the instances started and before the model's actor
+ *  does. */
 srv_status_t *srv_rl_model_attach(srv_model_t *m);
 
 /** Frees an instance's ticket (NULL is fine), once detached or never

@@ -40,6 +40,30 @@ parameters [
        ',\n  { key: "fail_at" value: { string_value: "execute" } }' if fail else "")
 
 
+SEQUENCE = """name: "seq"
+backend: "recorder"
+max_batch_size: 8
+sequence_batching {
+  oldest { max_candidate_sequences: 4 }
+  control_input [
+    { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+    { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] }
+  ]
+}
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
+instance_group [ {
+  count: 1
+  kind: KIND_CPU
+  rate_limiter { resources [ { name: "R" count: 1 } ] }
+} ]
+parameters [
+  { key: "record_file" value: { string_value: "seq.log" } },
+  { key: "execute_delay_ms" value: { string_value: "%d" } }
+]
+""" % DELAY_MS
+
+
 def make_repo(models):
     repo = tempfile.mkdtemp(prefix="rl_repo", dir=os.environ.get("TEST_TMPDIR"))
     for name, text in models.items():
@@ -119,6 +143,23 @@ class RateLimit(unittest.TestCase):
         # its queue time holds that wait (as in Triton).
         waited = max(self.queue_ns("a"), self.queue_ns("b"))
         self.assertGreater(waited, (DELAY_MS - 50) * 1e6)
+
+    def test_sequence_model_waits_too(self):
+        self.start("--rate-limit=execution_count",
+                   models={"a": model_config("a"), "seq": SEQUENCE})
+        for step in range(2):  # each step with one request to a, at once
+            req = int32_request("seq", [step])
+            req.parameters["sequence_id"].uint64_param = 7
+            req.parameters["sequence_start"].bool_param = step == 0
+            req.parameters["sequence_end"].bool_param = step == 1
+            calls = [self.stub.ModelInfer.future(r, timeout=30 * harness.SLOW)
+                     for r in (req, int32_request("a", [step]))]
+            for c in calls:
+                c.result()
+        runs = sorted(self.ended("a", 2) + self.ended("seq", 2))
+        self.assertEqual(len(runs), 4, runs)
+        for (s0, e0), (s1, e1) in zip(runs, runs[1:]):
+            self.assertGreaterEqual(s1, e0, "executions overlap: %r" % runs)
 
     def test_off_executions_overlap(self):
         self.start("--rate-limit=off")
