@@ -19,6 +19,9 @@ typedef struct srv_rl srv_rl_t;
  *  loaded models may ask for together; a load past it fails. */
 #define SRV_RL_RESOURCES_MAX 4096u
 
+/** Most resources one instance group's rate_limiter may list. */
+#define SRV_RL_DEMANDS_MAX 64u
+
 /** One resource an instance asks for: `count` copies of `name`, on the
  *  instance's device unless `global`. */
 typedef struct {

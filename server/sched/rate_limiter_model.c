@@ -57,6 +57,12 @@ static srv_status_t *ticket_make(srv_model_t *m, srv_instance_t *inst) {
   const inference_ModelRateLimiter_Resource *const *r =
       inference_ModelRateLimiter_resources(rl, &n);
   if (n == 0) return NULL;
+  if (n > SRV_RL_DEMANDS_MAX)
+    return srv_status_new(
+        GRPC_STATUS_INVALID_ARGUMENT,
+        "model '%s': instance_group[%u].rate_limiter.resources lists %zu "
+        "resources, above the limit of %u",
+        m->name, group_of(m, rl), n, SRV_RL_DEMANDS_MAX);
   t->demands = calloc(n, sizeof *t->demands);
   if (t->demands == NULL) SRV_FATAL("out of memory");
   uint32_t group = group_of(m, rl);

@@ -21,7 +21,7 @@ import grpc_service_pb2 as pb
 DELAY_MS = 300
 
 
-def model_config(name, count=1, priority=0, delay_ms=DELAY_MS, fail=False):
+def model_config(name, count=1, priority=0, delay_ms=DELAY_MS, fail=False, limiter=None):
     return """name: "%s"
 backend: "recorder"
 max_batch_size: 8
@@ -30,13 +30,14 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ -1 ] } ]
 instance_group [ {
   count: 1
   kind: KIND_CPU
-  rate_limiter { resources [ { name: "R" count: %d } ] priority: %d }
+  rate_limiter { %s }
 } ]
 parameters [
   { key: "record_file" value: { string_value: "%s.log" } },
   { key: "execute_delay_ms" value: { string_value: "%d" } }%s
 ]
-""" % (name, count, priority, name, delay_ms,
+""" % (name, limiter or 'resources [ { name: "R" count: %d } ] priority: %d' % (count, priority),
+       name, delay_ms,
        ',\n  { key: "fail_at" value: { string_value: "execute" } }' if fail else "")
 
 
@@ -185,6 +186,29 @@ class RateLimit(unittest.TestCase):
         self.assertTrue(ready("a"))
         self.assertFalse(ready("big"))
         self.stub.ModelInfer(int32_request("a", [1]), timeout=30 * harness.SLOW)
+
+    def test_config_refusals(self):
+        many = ", ".join('{ name: "X%d" count: 1 }' % i for i in range(65))
+        models = {
+            "ok": model_config("ok"),
+            "noname": model_config("noname", limiter='resources [ { name: "" count: 1 } ]'),
+            "many": model_config("many", limiter="resources [ %s ]" % many),
+            "glob": model_config("glob", limiter='resources [ { name: "R" global: true '
+                                                 'count: 1 } ]'),
+        }
+        self.start("--rate-limit=execution_count", "--exit-on-error=false",
+                   "--strict-readiness=false", models=models)
+        for needle in ("model 'noname': instance_group[0].rate_limiter.resources[0].name: "
+                       "expected 1 to 1024 bytes, got 0",
+                       "model 'many': instance_group[0].rate_limiter.resources lists 65 "
+                       "resources, above the limit of 64",
+                       'Resource "R" is present as both global and device-specific resource '
+                       "in the model configuration."):
+            self.assertTrue(self.server.wait_text(needle), needle + "\n" + self.server.text())
+        ready = lambda m: self.stub.ModelReady(pb.ModelReadyRequest(name=m)).ready  # noqa
+        # ok and glob load in either order: the second to come is refused.
+        self.assertEqual([ready("noname"), ready("many")], [False, False])
+        self.assertEqual(ready("ok") + ready("glob"), 1)
 
     def test_rate_limiter_config_ignored_when_off(self):
         models = {"big": model_config("big", count=2)}
