@@ -171,6 +171,20 @@ static void detach(int first, int count) {
   EXPECT(DETACHED, -1);
 }
 
+/* a asks and runs; b asks and waits; a's release (a failed execute
+ * releases the same way) lets b run. */
+static void one_after_other(int a, int b) {
+  srv_rl_ask(rl, &tickets[a]);
+  EXPECT(RUN, a);
+  srv_rl_ask(rl, &tickets[b]);
+  expect_quiet();
+  srv_rl_release(rl, &tickets[a]);
+  EXPECT(DONE, a);
+  EXPECT(RUN, b);
+  srv_rl_release(rl, &tickets[b]);
+  EXPECT(DONE, b);
+}
+
 /* Two instances on one device want R, of which there is one (the largest
  * ask): the second runs only once the first released. */
 static void test_one_at_a_time(void) {
@@ -178,15 +192,7 @@ static void test_one_at_a_time(void) {
   ticket(0, 0, "R", false, 1, 0);
   ticket(1, 0, "R", false, 1, 0);
   CHECK(attach(0, 2) == NULL);
-  srv_rl_ask(rl, &tickets[0]);
-  EXPECT(RUN, 0);
-  srv_rl_ask(rl, &tickets[1]);
-  expect_quiet();
-  srv_rl_release(rl, &tickets[0]); /* a failed execute releases the same way */
-  EXPECT(DONE, 0);
-  EXPECT(RUN, 1);
-  srv_rl_release(rl, &tickets[1]);
-  EXPECT(DONE, 1);
+  one_after_other(0, 1);
   detach(0, 2);
   finish();
 }
@@ -292,15 +298,7 @@ static void test_refusals(void) {
   CHECK(attach(0, 1) == NULL);
   ticket(1, 0, "G", true, 1, 0);
   CHECK(attach(1, 1) == NULL);
-  srv_rl_ask(rl, &tickets[0]);
-  EXPECT(RUN, 0);
-  srv_rl_ask(rl, &tickets[1]);
-  expect_quiet(); /* 3 of 3 granted */
-  srv_rl_release(rl, &tickets[0]);
-  EXPECT(DONE, 0);
-  EXPECT(RUN, 1);
-  srv_rl_release(rl, &tickets[1]);
-  EXPECT(DONE, 1);
+  one_after_other(0, 1); /* 3 of 3 granted to 0 */
   detach(0, 2);
   finish();
 }
@@ -324,15 +322,7 @@ static void test_withdraw_and_detach(void) {
   srv_rl_release(rl, &tickets[0]);
   EXPECT(DONE, 0);
   detach(0, 1); /* R: 1 now */
-  srv_rl_ask(rl, &tickets[1]);
-  EXPECT(RUN, 1);
-  srv_rl_ask(rl, &tickets[2]);
-  expect_quiet();
-  srv_rl_release(rl, &tickets[1]);
-  EXPECT(DONE, 1);
-  EXPECT(RUN, 2);
-  srv_rl_release(rl, &tickets[2]);
-  EXPECT(DONE, 2);
+  one_after_other(1, 2);
   detach(1, 2);
   finish();
 }

@@ -17,6 +17,8 @@ from harness import Server, int32_request, run_nereid
 
 import grpc
 import grpc_service_pb2 as pb
+# A repository of {name: config.pbtxt text}, each with version 1.
+from ensemble_test import write_repo as make_repo
 
 DELAY_MS = 300
 
@@ -63,15 +65,6 @@ parameters [
   { key: "execute_delay_ms" value: { string_value: "%d" } }
 ]
 """ % DELAY_MS
-
-
-def make_repo(models):
-    repo = tempfile.mkdtemp(prefix="rl_repo", dir=os.environ.get("TEST_TMPDIR"))
-    for name, text in models.items():
-        os.makedirs(os.path.join(repo, name, "1"))
-        with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-            f.write(text)
-    return repo
 
 
 class RateLimit(unittest.TestCase):
