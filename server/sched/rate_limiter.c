@@ -263,6 +263,20 @@ static void tickets_drop(srv_rl_t *rl, srv_rl_ticket_t **tickets, uint32_t count
   if (st != NULL) SRV_FATAL("rate limiter: %s", srv_status_message(st));
 }
 
+/* What each resource has now, as Triton logs its resource map. */
+static void counts_log(const srv_rl_t *rl) {
+  for (uint32_t i = 0; i < rl->res_count; i++) {
+    const resource_t *r = &rl->res[i];
+    if (r->users == 0) continue;
+    if (r->device == GLOBAL_DEVICE)
+      SRV_VERBOSE(1, "rate limiter: resource '%s' (global): %llu", r->name,
+                  (unsigned long long)r->available);
+    else
+      SRV_VERBOSE(1, "rate limiter: resource '%s' on device %d: %llu", r->name,
+                  (int)r->device, (unsigned long long)r->available);
+  }
+}
+
 static void room_for(srv_rl_t *rl, uint32_t more) {
   if (rl->attached_count + more <= rl->attached_cap) return;
   uint32_t cap = rl->attached_cap * 2;
@@ -301,7 +315,10 @@ static srv_status_t *on_attach(srv_rl_t *rl, attach_call_t *c) {
     }
   }
   if (st == NULL) st = recompute(rl);
-  if (st != NULL) tickets_drop(rl, c->tickets, added);
+  if (st != NULL)
+    tickets_drop(rl, c->tickets, added);
+  else
+    counts_log(rl);
   return st;
 }
 

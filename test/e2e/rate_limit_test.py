@@ -164,7 +164,10 @@ class RateLimit(unittest.TestCase):
 
     def test_explicit_count_lets_both_run(self):
         # R:2 on every device: both instances hold one copy at once.
-        self.start("--rate-limit=execution_count", "--rate-limit-resource=r:2")
+        self.start("--rate-limit=execution_count", "--rate-limit-resource=r:2",
+                   "--log-verbose=1")
+        self.assertTrue(self.server.wait_text("rate limiter: resource 'R' on device 0: 2"),
+                        self.server.text())
         runs = self.run_both()
         self.assertTrue(any(s1 < e0 for (s0, e0), (s1, e1) in zip(runs, runs[1:])), runs)
 
