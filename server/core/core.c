@@ -31,7 +31,12 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
   if (srv_options_rate_limited(opt)) {
     st = srv_rl_new(srv->runtime, opt->rate_limit_resources,
                     opt->rate_limit_resource_count, &srv->limiter);
-    if (st != NULL) return st;
+    if (st != NULL) { /* flags srv_options_validate did not see: nothing runs yet */
+      act_runtime_quiesce(srv->runtime);
+      act_runtime_free(srv->runtime);
+      srv->runtime = NULL;
+      return st;
+    }
   }
   srv->shm = srv_shm_new(opt->allow_client_shm);
   /* Before any model: backends may ask for GPU or pinned memory at load. */
