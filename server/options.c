@@ -364,11 +364,9 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
           c);
   }
   srv_status_t *st = srv_host_policy_check(opt->host_policies, opt->host_policy_count);
+  if (st == NULL)
+    st = srv_host_policy_check_nodes(opt->host_policies, opt->host_policy_count);
   if (st != NULL) return st;
-  if (opt->model_namespacing)
-    return LACKS(
-        "--model-namespacing=true: Nereid has no model namespaces (a model name "
-        "found in two repositories is a conflict)");
   /* tritonserver reads the mode without case. */
   if (strcasecmp(opt->rate_limit, "off") != 0 &&
       strcasecmp(opt->rate_limit, "execution_count") != 0)

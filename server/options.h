@@ -135,9 +135,9 @@ typedef struct {
   char *rate_limit;          /* --rate-limit: off or execution_count, any case */
   char **rate_limit_resources; /* --rate-limit-resource, <name>:<count>[:<device>] */
   size_t rate_limit_resource_count;
+  bool model_namespacing; /* --model-namespacing */
   /* Features Nereid lacks: recognized, refused by srv_options_validate
    * beyond the value that asks for nothing. */
-  bool model_namespacing;            /* --model-namespacing, only false */
   uint64_t response_cache_byte_size; /* --response-cache-byte-size, only 0 */
   char **cache_configs;              /* --cache-config */
   size_t cache_config_count;

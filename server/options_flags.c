@@ -282,16 +282,18 @@ const flag_t srv_option_flags[] = {
     {"host-policy", FLAG_STRING_LIST, OPT(host_policies), 0, 0,
      "<policy>,<key>=<value>, repeatable: cpu-cores=<cores, e.g. 0-3,6> sets the "
      "CPU affinity of the threads of instances with that host policy (an instance "
-     "group's host_policy, else cpu, gpu_<N> or model); numa-node is refused "
-     "(Nereid binds no memory to NUMA nodes)."},
+     "group's host_policy, else cpu, gpu_<N> or model); numa-node=<node> binds "
+     "their memory to that NUMA node (and, without cpu-cores, runs them on its "
+     "CPUs)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
      "Folder of response cache libraries; accepted, no cache is ever loaded."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
     {"model-namespacing", FLAG_BOOL, OPT(model_namespacing), 0, 0,
-     "Refused when true: Nereid serves one model namespace, a model name found in "
-     "two repositories is a conflict (default false)."},
+     "Each repository is a model namespace: the same model name may be in several "
+     "repositories; a request by a name found in more than one fails (default "
+     "false)."},
     {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
      "off (the default) or execution_count: an instance then runs only while the "
      "resources its instance group's rate_limiter asks for are free, waiting "

@@ -1,21 +1,25 @@
 /* Host policies: forms and keys refused naming the setting, cpu-cores
- * lists, the last setting of a policy winning, the JSON for backends. */
+ * lists, numa-node checked against this machine, a policy applied to a
+ * thread and given back (affinity and memory policy read back from the
+ * kernel), the last setting of a policy winning, the JSON for backends. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "server/common/host_policy.h"
 
+#include <numa.h>
+#include <numaif.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test/unit/unit.h"
 
-static void expect_refused(const char *setting, grpc_status_code code,
-                           const char *needle) {
-  char *list[] = {(char *)setting};
-  srv_status_t *st = srv_host_policy_check(list, 1);
+#define MAXNODE (SRV_HOST_POLICY_NODES + 1)
+
+static void expect_message(srv_status_t *st, grpc_status_code code, const char *needle) {
   REQUIRE(st != NULL);
   CHECK_EQ_U64(srv_status_code(st), code);
   CHECK(strstr(srv_status_message(st), needle) != NULL);
@@ -24,9 +28,16 @@ static void expect_refused(const char *setting, grpc_status_code code,
   srv_status_free(st);
 }
 
+static void expect_refused(const char *setting, grpc_status_code code,
+                           const char *needle) {
+  char *list[] = {(char *)setting};
+  expect_message(srv_host_policy_check(list, 1), code, needle);
+}
+
 static void forms(void) {
-  char *good[] = {"cpu,cpu-cores=0-3,6", "gpu_0,cpu-cores=1", "mine,cpu-cores=1023"};
-  CHECK(srv_host_policy_check(good, 3) == NULL);
+  char *good[] = {"cpu,cpu-cores=0-3,6", "gpu_0,cpu-cores=1", "mine,cpu-cores=1023",
+                  "gpu_0,numa-node=0", "mine,numa-node=1023"};
+  CHECK(srv_host_policy_check(good, 5) == NULL);
   expect_refused("cpu", GRPC_STATUS_INVALID_ARGUMENT, "expected <policy>,<key>=<value>");
   expect_refused(",cpu-cores=1", GRPC_STATUS_INVALID_ARGUMENT, "expected <policy>");
   expect_refused("cpu,cpu-cores=", GRPC_STATUS_INVALID_ARGUMENT, "expected <policy>");
@@ -35,43 +46,169 @@ static void forms(void) {
   expect_refused("cpu,cpu-cores=1024", GRPC_STATUS_INVALID_ARGUMENT, "below 1024");
   expect_refused("cpu,cpu-cores=1,,2", GRPC_STATUS_INVALID_ARGUMENT, "cpu-cores expects");
   expect_refused("cpu,cpu-cores=-1", GRPC_STATUS_INVALID_ARGUMENT, "cpu-cores expects");
-  expect_refused("gpu_0,numa-node=0", GRPC_STATUS_UNIMPLEMENTED,
-                 "Nereid binds no memory to NUMA nodes");
+  expect_refused(
+      "gpu_0,numa-node=1024", GRPC_STATUS_INVALID_ARGUMENT,
+      "'gpu_0,numa-node=1024': numa-node expects a NUMA node number below 1024");
+  expect_refused("gpu_0,numa-node=-1", GRPC_STATUS_INVALID_ARGUMENT, "numa-node expects");
+  expect_refused("gpu_0,numa-node=0x1", GRPC_STATUS_INVALID_ARGUMENT,
+                 "numa-node expects");
+  expect_refused("gpu_0,numa-node=99999999999999999999", GRPC_STATUS_INVALID_ARGUMENT,
+                 "numa-node expects");
+}
+
+/* Whether this process may set memory policies at all (not under a
+ * seccomp profile that forbids it), and a node it may allocate on. */
+static bool numa_usable(void) { return get_mempolicy(NULL, NULL, 0, NULL, 0) == 0; }
+
+static int first_node(void) {
+  for (int node = 0; node <= numa_max_node(); node++)
+    if (numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)node)) return node;
+  return 0;
+}
+
+static void numa_nodes_checked(void) {
+  char absent[64], present[64];
+  snprintf(absent, sizeof absent, "gpu_0,numa-node=%d", numa_max_node() + 1);
+  snprintf(present, sizeof present, "gpu_0,numa-node=%d", first_node());
+  char *cores[] = {"cpu,cpu-cores=0"};
+  CHECK(srv_host_policy_check_nodes(cores, 1) == NULL); /* no NUMA call */
+  char *bad[] = {"cpu,cpu-cores=0", absent};
+  char *good[] = {present, "cpu,cpu-cores=0"};
+  srv_status_t *st = srv_host_policy_check_nodes(bad, 2);
+  if (!numa_usable()) {
+    fprintf(stderr, "  no NUMA memory policies here: only the refusal is checked\n");
+    expect_message(st, GRPC_STATUS_INVALID_ARGUMENT, "cannot set NUMA memory policies");
+    expect_message(srv_host_policy_check_nodes(good, 2), GRPC_STATUS_INVALID_ARGUMENT,
+                   "cannot set NUMA memory policies");
+    return;
+  }
+  char needle[128];
+  snprintf(needle, sizeof needle, "'%s': NUMA node %d is not a node this process may",
+           absent, numa_max_node() + 1);
+  expect_message(st, GRPC_STATUS_INVALID_ARGUMENT, needle);
+  CHECK(srv_host_policy_check_nodes(good, 2) == NULL);
 }
 
 /* On a thread of its own: its affinity becomes core 0, the last setting
- * of "cpu"; a policy without cores leaves it. */
+ * of "cpu"; a policy without settings leaves it; leave gives it back. */
 static void *bind_on_thread(void *arg) {
   (void)arg;
   char *list[] = {"cpu,cpu-cores=900", "cpu,cpu-cores=0", "other,cpu-cores=1023"};
-  int cores = -1;
-  srv_status_t *st = srv_host_policy_bind_thread(list, 3, "gpu_0", &cores);
-  CHECK(st == NULL && cores == 0);
-  st = srv_host_policy_bind_thread(list, 3, "cpu", &cores);
-  CHECK(st == NULL && cores == 1);
-  cpu_set_t set;
+  srv_host_policy_saved_t saved;
+  cpu_set_t before, set;
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
+  srv_status_t *st = srv_host_policy_enter(list, 3, "gpu_0", &saved);
+  CHECK(st == NULL && saved.cores == 0 && saved.node == -1);
+  st = srv_host_policy_enter(list, 3, "cpu", &saved);
+  CHECK(st == NULL && saved.cores == 1 && saved.node == -1);
   CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
   CHECK(CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set));
+  srv_host_policy_leave(&saved);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(CPU_EQUAL(&set, &before));
   /* A core that is not there: an error naming the policy, nothing set. */
-  st = srv_host_policy_bind_thread(list, 3, "other", &cores);
-  CHECK(st != NULL && strstr(srv_status_message(st), "host policy 'other'") != NULL);
-  srv_status_free(st);
+  st = srv_host_policy_enter(list, 3, "other", &saved);
+  expect_message(st, GRPC_STATUS_INVALID_ARGUMENT,
+                 "host policy 'other': cannot run on cpu-cores 1023");
   CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
-  CHECK(CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set));
+  CHECK(CPU_EQUAL(&set, &before));
   return NULL;
 }
 
-static void cores_and_json(void) {
-  char *list[] = {"cpu,cpu-cores=0-1", "gpu_0,cpu-cores=5", "cpu,cpu-cores=2,4-5"};
+static int mode_now(unsigned long *nodes) {
+  int mode = -1;
+  CHECK(get_mempolicy(&mode, nodes, MAXNODE, NULL, 0) == 0);
+  return mode;
+}
+
+/* A thread started under a policy: it inherits the memory binding. */
+static void *child_mode(void *arg) {
+  unsigned long nodes[SRV_HOST_POLICY_NODES / (8 * sizeof(unsigned long))] = {0};
+  *(int *)arg = mode_now(nodes);
+  return NULL;
+}
+
+/* numa-node alone: memory bound to the node, CPUs the node's; with
+ * cpu-cores: the cores narrow the CPUs; leave: the default policy and the
+ * old affinity again; a node that is not there: nothing changed. */
+static void numa_apply(int node) {
+  char alone[64], both[64], gone[64];
+  snprintf(alone, sizeof alone, "bound,numa-node=%d", node);
+  snprintf(both, sizeof both, "both,numa-node=%d", node);
+  snprintf(gone, sizeof gone, "gone,numa-node=%d", numa_max_node() + 1);
+  char *list[] = {alone, both, "both,cpu-cores=0", gone, "gone,cpu-cores=0"};
+  unsigned long nodes[SRV_HOST_POLICY_NODES / (8 * sizeof(unsigned long))];
+  unsigned long bit = 1UL << (node % (8 * sizeof(unsigned long)));
+  size_t word = (size_t)node / (8 * sizeof(unsigned long));
+  srv_host_policy_saved_t saved;
+  cpu_set_t before, set;
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
+  CHECK(mode_now(nodes) == MPOL_DEFAULT);
+
+  REQUIRE(srv_host_policy_enter(list, 5, "bound", &saved) == NULL);
+  CHECK(saved.node == node);
+  CHECK(mode_now(nodes) == MPOL_BIND && nodes[word] == bit);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(saved.cores == 0 || CPU_COUNT(&set) == saved.cores);
+  int child = -1;
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, child_mode, &child) == 0);
+  pthread_join(t, NULL);
+  CHECK(child == MPOL_BIND);
+  srv_host_policy_leave(&saved);
+  CHECK(mode_now(nodes) == MPOL_DEFAULT);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(CPU_EQUAL(&set, &before));
+
+  REQUIRE(srv_host_policy_enter(list, 5, "both", &saved) == NULL);
+  CHECK(saved.cores == 1 && saved.node == node);
+  CHECK(mode_now(nodes) == MPOL_BIND && nodes[word] == bit);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set));
+  srv_host_policy_leave(&saved);
+  CHECK(mode_now(nodes) == MPOL_DEFAULT);
+
+  char needle[96];
+  snprintf(needle, sizeof needle,
+           "host policy 'gone': cannot bind memory to NUMA node %d", numa_max_node() + 1);
+  expect_message(srv_host_policy_enter(list, 5, "gone", &saved), GRPC_STATUS_INTERNAL,
+                 needle);
+  CHECK(mode_now(nodes) == MPOL_DEFAULT);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(CPU_EQUAL(&set, &before));
+}
+
+static void *numa_on_thread(void *arg) {
+  numa_apply(*(int *)arg);
+  return NULL;
+}
+
+static void threads_bound(void) {
   pthread_t t;
   REQUIRE(pthread_create(&t, NULL, bind_on_thread, NULL) == 0);
   pthread_join(t, NULL);
-  char *j = srv_host_policy_json(list, 3, "cpu");
+  if (!numa_usable()) {
+    fprintf(stderr, "  no NUMA memory policies here: numa-node not applied\n");
+    return;
+  }
+  int node = first_node();
+  REQUIRE(pthread_create(&t, NULL, numa_on_thread, &node) == 0);
+  pthread_join(t, NULL);
+}
+
+static void json(void) {
+  char *list[] = {"cpu,cpu-cores=0-1", "gpu_0,cpu-cores=5", "cpu,cpu-cores=2,4-5",
+                  "gpu_0,numa-node=1", "gpu_0,numa-node=0"};
+  char *j = srv_host_policy_json(list, 5, "cpu");
   CHECK_STREQ(j, "{\"cpu\":{\"cpu-cores\":\"2,4-5\"}}");
   free(j);
-  j = srv_host_policy_json(list, 3, "model");
+  j = srv_host_policy_json(list, 5, "gpu_0");
+  CHECK_STREQ(j, "{\"gpu_0\":{\"cpu-cores\":\"5\",\"numa-node\":\"0\"}}");
+  free(j);
+  j = srv_host_policy_json(list, 5, "model");
   CHECK_STREQ(j, "{\"model\":{}}");
   free(j);
 }
 
-UNIT_MAIN("host_policy", UNIT_CASE(forms), UNIT_CASE(cores_and_json))
+UNIT_MAIN("host_policy", UNIT_CASE(forms), UNIT_CASE(numa_nodes_checked),
+          UNIT_CASE(threads_bound), UNIT_CASE(json))

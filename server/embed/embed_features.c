@@ -1,5 +1,5 @@
 /* The TRITONSERVER_ServerOptions of features Nereid does not have
- * (response cache, namespacing, repository agents, peer access). Each accepts the value
+ * (response cache, repository agents, peer access). Each accepts the value
  * that asks for nothing, which is Triton's default, so that an application setting
  * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
  * the option and what Nereid lacks, a value that asks for the feature
@@ -55,14 +55,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRepoAgentDirectory(
   return dir == NULL ? SRV_EMBED_NULL(fn, "repoagent_dir") : NULL;
 }
 
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
-    TRITONSERVER_ServerOptions *o, bool enable) {
-  OPTIONS_CHECK("TRITONSERVER_ServerOptionsSetModelNamespacing", o);
-  if (!enable) return NULL;
-  return NO_FEATURE("TRITONSERVER_ServerOptionsSetModelNamespacing",
-                    "true: Nereid serves one model namespace (a name in two "
-                    "repositories is a conflict)");
-}
 
 /* Peer access only makes copies between GPUs faster in Triton (a failure
  * to enable it is a warning); Nereid's copies work either way. */

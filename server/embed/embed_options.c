@@ -172,6 +172,13 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictReadiness(
                   "%s", bool_text(strict));
 }
 
+/* Each repository a namespace (server/repository/repository.md). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
+    TRITONSERVER_ServerOptions *o, bool enable) {
+  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelNamespacing", "model-namespacing",
+                  "%s", bool_text(enable));
+}
+
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitTimeout(TRITONSERVER_ServerOptions *o,
                                                              unsigned int timeout) {
   return flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout", "exit-timeout-secs", "%u",
@@ -311,9 +318,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
   return flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id, fraction);
 }
 
-/* --host-policy: cpu-cores sets the CPU affinity of the instances of that
- * policy; numa-node is UNSUPPORTED (no memory binding). The setting is
- * checked now, with the flag's texts. */
 /* The rate limiter's settings, as --rate-limit and --rate-limit-resource
  * (embed.md, "Options"). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRateLimiterMode(
@@ -356,6 +360,10 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsAddRateLimiterResource(
   return flag_add(o, fn, "rate-limit-resource", "%s", text);
 }
 
+/* --host-policy: cpu-cores sets the CPU affinity of the instances of that
+ * policy, numa-node binds their memory to the node. The setting's form is
+ * checked now, with the flag's texts; the node against this machine by
+ * ServerNew (srv_options_validate). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerOptions *o,
                                                             const char *policy,
                                                             const char *setting,
@@ -375,10 +383,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerO
   char *list[] = {text};
   srv_status_t *st = srv_host_policy_check(list, 1);
   if (st != NULL) {
-    TRITONSERVER_Error *err = api_error_new(
-        srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED ? TRITONSERVER_ERROR_UNSUPPORTED
-                                                          : TRITONSERVER_ERROR_INVALID_ARG,
-        "%s: %s", fn, srv_status_message(st));
+    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
+                                            srv_status_message(st));
     srv_status_free(st);
     return err;
   }

@@ -60,8 +60,10 @@ static void test_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetMetricsInterval(o, 500));
   OK(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "", "summary_latencies", "true"));
   OK(TRITONSERVER_ServerOptionsSetServerId(o, "embedded"));
+  OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
   srv_options_t opt;
   REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(opt.model_namespacing);
   CHECK_EQ_U64(opt.model_repository_count, 2);
   CHECK_STREQ(opt.model_repositories[1], "/models/b=c");
   CHECK_STREQ(opt.model_control_mode, "explicit");
@@ -160,10 +162,6 @@ static void test_absent_features(void) {
         "no response cache");
   FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), UNSUPPORTED,
         "cache 'local'");
-  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"), UNSUPPORTED,
-        "numa-node: Nereid binds no memory to NUMA nodes");
-  FAILS(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true), UNSUPPORTED,
-        "one model namespace");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
@@ -226,6 +224,7 @@ static void test_triton_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(o, 1, (size_t)1 << 30));
   OK(TRITONSERVER_ServerOptionsSetGpuMetrics(o, false));
   OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "0-1,3"));
+  OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "0"));
   OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
                                                        1, 0.5));
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
@@ -233,6 +232,9 @@ static void test_triton_flags(void) {
         INVALID_ARG, "a GPU id and a fraction >= 0");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cpu-cores", "1-0"), INVALID_ARG,
         "cpu-cores expects cores and ranges");
+  FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "one"),
+        INVALID_ARG,
+        "'gpu_0,numa-node=one': numa-node expects a NUMA node number below 1024");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "cpu", "cores", "1"), INVALID_ARG,
         "unknown key 'cores'");
   FAILS(TRITONSERVER_ServerOptionsSetHostPolicy(o, "a,b", "cpu-cores", "1"), INVALID_ARG,
@@ -259,8 +261,9 @@ static void test_triton_flags(void) {
   CHECK_STREQ(opt.cuda_virtual_address_sizes[0], "1:1073741824");
   CHECK(!opt.allow_gpu_metrics);
   CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.5);
-  REQUIRE(opt.host_policy_count == 1);
+  REQUIRE(opt.host_policy_count == 2);
   CHECK_STREQ(opt.host_policies[0], "cpu,cpu-cores=0-1,3");
+  CHECK_STREQ(opt.host_policies[1], "gpu_0,numa-node=0");
   srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }

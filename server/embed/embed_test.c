@@ -122,6 +122,10 @@ static void test_new_errors(void) {
   FAILS(TRITONSERVER_ServerNew(&s, o), INVALID_ARG, "--model-repository must be specified");
   OK(TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, "/no/such/repository"));
   FAILS(TRITONSERVER_ServerNew(&s, o), NOT_FOUND, "/no/such/repository");
+  /* A NUMA node this machine lacks: ServerNew names the setting. */
+  OK(TRITONSERVER_ServerOptionsSetHostPolicy(o, "gpu_0", "numa-node", "1000"));
+  FAILS(TRITONSERVER_ServerNew(&s, o), INVALID_ARG,
+        "--host-policy 'gpu_0,numa-node=1000'");
   OK(TRITONSERVER_ServerOptionsDelete(o));
   /* A model that fails at start-up stops the server (exit on error)... */
   o = options_for(broken_repo, TRITONSERVER_MODEL_CONTROL_NONE);

@@ -15,20 +15,19 @@
 void srv_rpc_model_ready(srv_call_t *call, const char *request, size_t len) {
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelReadyRequest, "ModelReady", request,
                            len);
-  srv_model_t *m;
-  srv_status_t *st =
-      srv_model_lookup(srv_call_server(call), inference_ModelReadyRequest_name(req),
-                       inference_ModelReadyRequest_version(req), &m);
+  upb_StringView name = inference_ModelReadyRequest_name(req);
+  upb_StringView version = inference_ModelReadyRequest_version(req);
+  bool ready;
   /* Unknown models are simply not ready; only a malformed version is an error. */
-  if (st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) {
+  srv_status_t *st = srv_registry_ready(srv_call_server(call)->registry, name.data,
+                                        name.size, version.data, version.size, &ready);
+  if (st != NULL) {
     srv_call_fail(call, st);
     return;
   }
-  srv_status_free(st);
-  if (st == NULL) srv_model_unref(m);
   inference_ModelReadyResponse *reply =
       inference_ModelReadyResponse_new(srv_call_arena(call));
-  inference_ModelReadyResponse_set_ready(reply, st == NULL);
+  inference_ModelReadyResponse_set_ready(reply, ready);
   SRV_CALL_REPLY(call, inference_ModelReadyResponse, reply);
 }
 

@@ -71,17 +71,15 @@ static void health_reply(srv_http_exchange_t *x, bool ok) {
 /* /v2/models/{name}[/versions/{version}]/ready */
 static void model_ready(srv_rest_t *rest, srv_http_exchange_t *x, srv_http_bytes_t name,
                         srv_http_bytes_t version) {
-  srv_model_t *m;
-  srv_status_t *st = srv_registry_lookup(rest->srv->registry, name.base, name.len,
-                                         version.base, version.len, &m);
-  if (st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT) {
+  bool ready;
+  srv_status_t *st = srv_registry_ready(rest->srv->registry, name.base, name.len,
+                                        version.base, version.len, &ready);
+  if (st != NULL) {
     srv_http_reply_error(x, 400, "%s", srv_status_message(st));
     srv_status_free(st);
     return;
   }
-  if (st == NULL) srv_model_unref(m);
-  srv_status_free(st);
-  health_reply(x, st == NULL);
+  health_reply(x, ready);
 }
 
 /* /v2/health/{live,ready} */

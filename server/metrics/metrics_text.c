@@ -8,6 +8,7 @@
 
 #include "server/api/metrics_render.h"
 #include "server/common/log.h"
+#include "server/common/memory.h"
 
 /* ---- the buffer ---- */
 
@@ -81,6 +82,7 @@ typedef struct {
   srv_model_t *m;
   srv_model_desc_t d;
   srv_stats_t *s;
+  char *ns; /* its namespace (--model-namespacing), a copy; else NULL */
 } item_t;
 
 /* `name``suffix`{model="...",<mid,>version="..."<,tail>} and a space: labels
@@ -93,6 +95,11 @@ static void series(srv_metrics_buf_t *b, const char *name, const char *suffix,
   puts_(b, "{model=\"");
   escaped(b, it->d.name);
   puts_(b, "\",");
+  if (it->ns != NULL) { /* tritonserver's label, with namespaces only */
+    puts_(b, "namespace=\"");
+    escaped(b, it->ns);
+    puts_(b, "\",");
+  }
   if (mid != NULL) {
     puts_(b, mid);
     puts_(b, ",");
@@ -473,6 +480,7 @@ static size_t collect(srv_server_t *srv, item_t **out) {
       items[n].m = m;
       srv_model_describe(m, &items[n].d);
       items[n].s = srv_model_stats(m);
+      items[n].ns = e->ns != NULL ? srv_strdup(e->ns) : NULL;
       n++;
     }
   }
@@ -496,6 +504,9 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
   }
   if (cpu != NULL) cpu_families(out, cpu);
   custom_families(out);
-  for (size_t i = 0; i < p.count; i++) srv_model_unref(p.items[i].m);
+  for (size_t i = 0; i < p.count; i++) {
+    srv_model_unref(p.items[i].m);
+    free(p.items[i].ns);
+  }
   free(p.items);
 }

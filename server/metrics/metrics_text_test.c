@@ -282,4 +282,38 @@ static void test_empty(void) {
   srv_registry_free(srv.registry);
 }
 
-UNIT_MAIN("metrics_text", UNIT_CASE(test_render), UNIT_CASE(test_empty))
+/* With namespaces, one name in two: each series has tritonserver's
+ * namespace label, after model, so no two lines share their labels. */
+static void test_namespaces(void) {
+  srv_model_t *a = bare("alpha", kAlpha), *b = bare("alpha", kAlpha);
+  REQUIRE(a != NULL && b != NULL);
+  srv_server_t srv = {.registry = srv_registry_new()};
+  srv_model_t *av[] = {a}, *bv[] = {b};
+  srv_registry_entry_t entries[] = {
+      {.name = "alpha",
+       .ns = "/b",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = bv,
+       .version_count = 1},
+      {.name = "alpha",
+       .ns = "/a",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = av,
+       .version_count = 1},
+  };
+  srv_registry_publish(srv.registry, entries, 2);
+  srv_metrics_config_t cfg;
+  srv_metrics_config_init(&cfg);
+  srv_metrics_buf_t page = {0};
+  srv_metrics_render(&srv, &cfg, NULL, &page);
+  HAS(page.data,
+      "\nnv_inference_request_success{model=\"alpha\",namespace=\"/a\",version=\"1\"} 0\n"
+      "nv_inference_request_success{model=\"alpha\",namespace=\"/b\",version=\"1\"} 0\n");
+  srv_metrics_buf_free(&page);
+  srv_registry_free(srv.registry);
+  srv_model_bare_free(a);
+  srv_model_bare_free(b);
+}
+
+UNIT_MAIN("metrics_text", UNIT_CASE(test_render), UNIT_CASE(test_empty),
+          UNIT_CASE(test_namespaces))

@@ -33,33 +33,14 @@ static void batch_fail(srv_instance_t *inst, TRITONSERVER_Error *err) {
   }
 }
 
-/* --host-policy's cpu-cores for this instance's policy: the affinity of
- * its thread, set once on that thread before the backend's first call
- * there. A failure (no such core online) is logged and the thread keeps
- * the process's affinity. */
-static void cores_bind(srv_instance_t *inst) {
-  const srv_options_t *opt = inst->model->server->options;
-  int cores;
-  srv_status_t *st = srv_host_policy_bind_thread(opt->host_policies, opt->host_policy_count,
-                                                 inst->host_policy, &cores);
-  if (st != NULL) {
-    SRV_ERROR("model '%s' instance '%s': %s", inst->model->name, inst->name,
-              srv_status_message(st));
-    srv_status_free(st);
-  } else if (cores > 0) {
-    SRV_VERBOSE(1, "model '%s' instance '%s': host policy '%s': runs on %d CPU cores",
-                inst->model->name, inst->name, inst->host_policy, cores);
-  }
-}
-
-/* The instance's thread, once, before the backend's first call on it: its
- * CPU cores, and for a GPU instance its device made current (CUDA's
- * current device is per thread and stays). A device failure is logged;
- * the backend's calls then fail with CUDA's own reason. */
+/* The instance's thread, once, before the backend's first call on it:
+ * for a GPU instance its device made current (CUDA's current device is
+ * per thread and stays). Its host policy it has from its birth
+ * (instance_start). A device failure is logged; the backend's calls then
+ * fail with CUDA's own reason. */
 static void device_bind(srv_instance_t *inst) {
   if (inst->device_bound) return;
   inst->device_bound = true;
-  cores_bind(inst);
   if (inst->kind != TRITONSERVER_INSTANCEGROUPKIND_GPU) return;
   srv_status_t *st = srv_cuda_set_device(inst->device_id);
   if (st == NULL) return;
@@ -154,7 +135,7 @@ static srv_instance_t *instance_new(srv_model_t *m, const char *name,
 }
 
 /* Initializes one instance with the backend, then starts its thread. */
-static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
+static srv_status_t *instance_start_bound(srv_model_t *m, srv_instance_t *inst) {
   if (inst->kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
     /* Initialize runs on the loader's thread: it sees the instance's device
      * current, as the backend would on the instance's own thread. */
@@ -194,6 +175,36 @@ static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
   m->idle_count++;
   m->started_count++;
   return NULL;
+}
+
+/* The instance's host policy (--host-policy: its CPUs, its NUMA node's
+ * memory) holds on the loader's thread while the backend initializes the
+ * instance, so what initialize allocates lands on the node, as in Triton;
+ * the instance's thread, created meanwhile, inherits it (pthread_create
+ * copies the affinity, clone the memory policy) from its first page on.
+ * The loader's thread then gets its own back. A policy that cannot be
+ * applied fails the load, as in Triton. */
+static srv_status_t *instance_start(srv_model_t *m, srv_instance_t *inst) {
+  const srv_options_t *opt = m->server->options;
+  srv_host_policy_saved_t saved;
+  srv_status_t *st = srv_host_policy_enter(opt->host_policies, opt->host_policy_count,
+                                           inst->host_policy, &saved);
+  if (st != NULL) {
+    srv_status_t *named = srv_status_new(srv_status_code(st), "instance '%s': %s",
+                                         inst->name, srv_status_message(st));
+    srv_status_free(st);
+    return named;
+  }
+  if (saved.cores > 0 || saved.node >= 0) {
+    char memory[48] = "";
+    if (saved.node >= 0)
+      snprintf(memory, sizeof memory, ", memory on NUMA node %d", saved.node);
+    SRV_VERBOSE(1, "model '%s' instance '%s': host policy '%s': %d CPU cores (0: all)%s",
+                m->name, inst->name, inst->host_policy, saved.cores, memory);
+  }
+  st = instance_start_bound(m, inst);
+  srv_host_policy_leave(&saved);
+  return st;
 }
 
 static TRITONSERVER_InstanceGroupKind group_kind(const inference_ModelInstanceGroup *g) {

@@ -2,6 +2,7 @@
  * inside an epoch section. Writer: the repository actor, one at a time. */
 #include "server/repository/registry.h"
 #include "server/model/model.h"
+#include "server/repository/repo_scan.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -14,9 +15,15 @@
 
 struct srv_registry_view {
   act_epoch_entry_t retired;     /* first: the epoch callback gets this */
-  srv_registry_entry_t *entries; /* sorted by name */
+  srv_registry_entry_t *entries; /* sorted by name, then namespace */
   size_t count;
-  size_t *table; /* open addressing: index + 1 into entries, 0 = empty */
+  /* Some name has several entries (namespaces): lookups by name alone
+   * check for ambiguity. Never set without --model-namespacing, so the
+   * plain lookup costs this one test. */
+  bool shared_names;
+  /* open addressing: index + 1 into entries, 0 = empty; a shared name
+   * holds its first entry only */
+  size_t *table;
   size_t table_size;
   srv_model_t **leaving; /* models to unref when this view is reclaimed */
   size_t leaving_count;
@@ -62,8 +69,9 @@ static uint64_t name_hash(const char *s, size_t len) {
 }
 
 static int entry_cmp(const void *a, const void *b) {
-  return strcmp(((const srv_registry_entry_t *)a)->name,
-                ((const srv_registry_entry_t *)b)->name);
+  const srv_registry_entry_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c != 0 ? c : srv_repo_ns_cmp(x->ns, y->ns);
 }
 
 static void *array_copy(const void *from, size_t n, size_t size) {
@@ -84,6 +92,7 @@ static srv_registry_view_t *view_new(const srv_registry_entry_t *entries, size_t
     const srv_registry_entry_t *from = &entries[i];
     srv_registry_entry_t *e = &v->entries[i];
     e->name = srv_strdup(from->name);
+    e->ns = from->ns != NULL ? srv_strdup(from->ns) : NULL;
     e->state = from->state;
     e->reason = from->reason != NULL ? srv_strdup(from->reason) : NULL;
     e->version_count = from->version_count;
@@ -100,6 +109,10 @@ static srv_registry_view_t *view_new(const srv_registry_entry_t *entries, size_t
   if (v->table == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; i < count; i++) {
     const char *name = v->entries[i].name;
+    if (i > 0 && strcmp(v->entries[i - 1].name, name) == 0) {
+      v->shared_names = true;
+      continue;
+    }
     size_t slot = name_hash(name, strlen(name)) & (v->table_size - 1);
     while (v->table[slot] != 0) slot = (slot + 1) & (v->table_size - 1);
     v->table[slot] = i + 1;
@@ -114,6 +127,7 @@ static void view_free(srv_registry_view_t *v, bool drop_models) {
   for (size_t i = 0; i < v->count; i++) {
     srv_registry_entry_t *e = &v->entries[i];
     free(e->name);
+    free(e->ns);
     free(e->reason);
     free(e->versions);
     for (size_t f = 0; f < e->failure_count; f++) free(e->failures[f].reason);
@@ -145,12 +159,32 @@ const srv_registry_entry_t *srv_registry_view_find(const srv_registry_view_t *v,
   return NULL;
 }
 
-static bool view_holds(const srv_registry_view_t *v, const srv_model_t *m) {
+/* The entry after `e` when it has the same name (another namespace). */
+static const srv_registry_entry_t *same_name_next(const srv_registry_view_t *v,
+                                                  const srv_registry_entry_t *e) {
+  if (!v->shared_names || e + 1 == v->entries + v->count) return NULL;
+  return strcmp(e[1].name, e->name) == 0 ? e + 1 : NULL;
+}
+
+const srv_registry_entry_t *srv_registry_view_find_ns(const srv_registry_view_t *v,
+                                                      const char *ns, const char *name) {
+  const srv_registry_entry_t *e = srv_registry_view_find(v, name, strlen(name));
+  for (; e != NULL; e = same_name_next(v, e))
+    if (srv_repo_ns_cmp(e->ns, ns) == 0) return e;
+  return NULL;
+}
+
+const srv_registry_entry_t *srv_registry_view_find_model(const srv_registry_view_t *v,
+                                                         const srv_model_t *m) {
   const srv_registry_entry_t *e = srv_registry_view_find(v, m->name, strlen(m->name));
-  if (e == NULL) return false;
-  for (size_t i = 0; i < e->version_count; i++)
-    if (e->versions[i] == m) return true;
-  return false;
+  for (; e != NULL; e = same_name_next(v, e))
+    for (size_t i = 0; i < e->version_count; i++)
+      if (e->versions[i] == m) return e;
+  return NULL;
+}
+
+static bool view_holds(const srv_registry_view_t *v, const srv_model_t *m) {
+  return srv_registry_view_find_model(v, m) != NULL;
 }
 
 /* The models of `from` that `to` does not hold, into `out` (NULL: count). */
@@ -255,6 +289,35 @@ static srv_status_t *missing(const srv_registry_entry_t *e, const char *name, si
                         (long long)version);
 }
 
+/* Of the entries named as `e`, the one a name alone means: the only one
+ * not unloaded (or the first, when all are), as tritonserver keeps an
+ * identifier per namespace until its model unloads. NULL and *count when
+ * several are. */
+static const srv_registry_entry_t *unique_entry(const srv_registry_view_t *v,
+                                                const srv_registry_entry_t *e,
+                                                size_t *count) {
+  const srv_registry_entry_t *found = NULL;
+  *count = 0;
+  for (const srv_registry_entry_t *x = e; x != NULL; x = same_name_next(v, x))
+    if (!srv_model_state_is_unloaded(x->state, x->reason, x->version_count)) {
+      found = x;
+      ++*count;
+    }
+  if (*count == 0) return e;
+  return *count == 1 ? found : NULL;
+}
+
+/* The version asked of `e` with a reference, or NULL and why. Inside a
+ * read section. */
+static srv_status_t *entry_acquire(const srv_registry_entry_t *e, const char *name,
+                                   size_t len, int64_t version, srv_model_t **out) {
+  srv_model_t *m = e != NULL ? srv_registry_entry_version(e, version) : NULL;
+  *out = m;
+  if (m == NULL) return missing(e, name, len, version);
+  srv_model_ref(m); /* the view holds a reference until the section ends */
+  return NULL;
+}
+
 srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t len,
                                    int64_t version, srv_model_t **out) {
   *out = NULL;
@@ -262,14 +325,29 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "model name must not be empty");
   const srv_registry_view_t *v = srv_registry_view_begin(r);
   const srv_registry_entry_t *e = srv_registry_view_find(v, name, len);
-  srv_model_t *m = e != NULL ? srv_registry_entry_version(e, version) : NULL;
-  srv_status_t *st = NULL;
-  if (m != NULL)
-    srv_model_ref(m); /* the view holds a reference until the section ends */
-  else
-    st = missing(e, name, len, version);
+  size_t count = 0;
+  if (e != NULL && v->shared_names) e = unique_entry(v, e, &count);
+  srv_status_t *st;
+  if (e == NULL && count > 1) {
+    char q[SRV_QUOTE_SIZE];
+    srv_quote(q, name, len);
+    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "There are %zu identifiers of model '%s' in global map, model "
+                        "namespace must be provided to resolve ambiguity.",
+                        count, q);
+  } else {
+    st = entry_acquire(e, name, len, version, out);
+  }
   srv_registry_view_end(r);
-  *out = m;
+  return st;
+}
+
+srv_status_t *srv_registry_acquire_ns(srv_registry_t *r, const char *ns, const char *name,
+                                      int64_t version, srv_model_t **out) {
+  const srv_registry_view_t *v = srv_registry_view_begin(r);
+  srv_status_t *st = entry_acquire(srv_registry_view_find_ns(v, ns, name), name,
+                                   strlen(name), version, out);
+  srv_registry_view_end(r);
   return st;
 }
 
@@ -332,4 +410,19 @@ srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t le
   *out = NULL;
   if (!srv_version_parse(version, version_len, &v)) return version_error(version, version_len);
   return srv_registry_acquire(r, name, len, v, out);
+}
+
+srv_status_t *srv_registry_ready(srv_registry_t *r, const char *name, size_t len,
+                                 const char *version, size_t version_len, bool *ready) {
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_lookup(r, name, len, version, version_len, &m);
+  *ready = st == NULL;
+  if (st == NULL) srv_model_unref(m);
+  /* Past the version and an empty name, the one INVALID_ARGUMENT the
+   * lookup gives is an ambiguous name: not ready, no error. */
+  bool refused = st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT &&
+                 (len == 0 || !srv_version_parse(version, version_len, &(int64_t){0}));
+  if (refused) return st;
+  srv_status_free(st);
+  return NULL;
 }

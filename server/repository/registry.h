@@ -40,9 +40,13 @@ typedef struct {
   char *reason;
 } srv_version_failure_t;
 
-/** One model name in a view. Immutable once published. */
+/** One model in a view. Immutable once published. */
 typedef struct {
   char *name;
+  /* Its namespace with --model-namespacing (the repository root it comes
+   * from; "" for a load with file overrides), else NULL. Several entries
+   * may then have one name, never one (name, ns) pair. */
+  char *ns;
   srv_model_state_t state;
   char *reason;           /* UNAVAILABLE: why (or SRV_MODEL_REASON_UNLOADED) */
   srv_model_t **versions; /* ready versions, ascending */
@@ -85,12 +89,21 @@ const srv_registry_view_t *srv_registry_view_begin(srv_registry_t *r);
 void srv_registry_view_end(srv_registry_t *r);
 
 size_t srv_registry_view_count(const srv_registry_view_t *v);
-/** Entries sorted by name. */
+/** Entries sorted by name, then namespace (NULL first). */
 const srv_registry_entry_t *srv_registry_view_at(const srv_registry_view_t *v, size_t i);
 /** The entry named exactly by the `len` bytes at `name` (any bytes, NUL
- *  included; NULL is allowed when len is 0), or NULL. */
+ *  included; NULL is allowed when len is 0), or NULL. With namespaces, the
+ *  first of that name (the others follow it in srv_registry_view_at's
+ *  order). */
 const srv_registry_entry_t *srv_registry_view_find(const srv_registry_view_t *v,
                                                    const char *name, size_t len);
+/** The entry of namespace `ns` (NULL: none) and name `name` (NUL-ended),
+ *  or NULL. */
+const srv_registry_entry_t *srv_registry_view_find_ns(const srv_registry_view_t *v,
+                                                      const char *ns, const char *name);
+/** The entry holding model `m` among its versions, or NULL. */
+const srv_registry_entry_t *srv_registry_view_find_model(const srv_registry_view_t *v,
+                                                         const srv_model_t *m);
 
 /** Version `version` of an entry, or its latest when version < 0; NULL
  *  when that version is not ready. */
@@ -99,9 +112,18 @@ srv_model_t *srv_registry_entry_version(const srv_registry_entry_t *e, int64_t v
 /** The model `name` (`len` bytes, as for srv_registry_view_find) version
  *  `version` (< 0: latest) with a reference the caller drops with
  *  srv_model_unref; or NULL and a status with Triton's wording: what is
- *  missing (UNAVAILABLE), or an empty name (INVALID_ARGUMENT). */
+ *  missing (UNAVAILABLE), or an empty name (INVALID_ARGUMENT). With
+ *  namespaces, a name that more than one namespace has (not counting
+ *  unloaded entries) is INVALID_ARGUMENT, Triton's "model namespace must
+ *  be provided to resolve ambiguity". */
 srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t len,
                                    int64_t version, srv_model_t **out);
+
+/** srv_registry_acquire of the model of namespace `ns` (NULL: none) and
+ *  name `name` (NUL-ended): never ambiguous. An ensemble's step, bound to
+ *  the namespace its load resolved. */
+srv_status_t *srv_registry_acquire_ns(srv_registry_t *r, const char *ns, const char *name,
+                                      int64_t version, srv_model_t **out);
 
 /** A protocol's version string (`len` bytes): empty means -1 (the
  *  latest), else a non-negative decimal integer. False when it is not. */
@@ -113,6 +135,14 @@ bool srv_version_parse(const char *version, size_t len, int64_t *out);
 srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
                                   const char *version, size_t version_len,
                                   srv_model_t **out);
+
+/** ModelReady's answer for model `name` at `version` (as
+ *  srv_registry_lookup takes them): *ready, or a status for what the RPC
+ *  refuses (a malformed version, an empty name). A model that is missing,
+ *  not ready or ambiguous (namespaces) is not ready, as tritonserver
+ *  answers. Any thread. */
+srv_status_t *srv_registry_ready(srv_registry_t *r, const char *name, size_t len,
+                                 const char *version, size_t version_len, bool *ready);
 
 /** True when no model is failed or still loading without a ready version
  *  (readiness with --strict-readiness). Unloaded models do not count. */

@@ -101,6 +101,53 @@ static void missing_versions_in_tritons_words(void) {
   srv_registry_free(r);
 }
 
+/* With namespaces: one name in two roots. A lookup by name alone is
+ * ambiguous (Triton's text) while both count; an unloaded one does not
+ * count; each is found by (namespace, name). */
+static void shared_names_need_a_namespace(void) {
+  srv_registry_entry_t e[] = {
+      {.name = "m", .ns = "/b", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "in b"},
+      {.name = "z", .ns = "/a", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "z"},
+      {.name = "m", .ns = "/a", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "in a"},
+  };
+  srv_registry_t *r = srv_registry_new();
+  srv_registry_publish(r, e, 3);
+  const srv_registry_view_t *v = srv_registry_view_begin(r);
+  CHECK_STREQ(srv_registry_view_at(v, 0)->ns, "/a"); /* name, then namespace */
+  CHECK_STREQ(srv_registry_view_at(v, 1)->ns, "/b");
+  CHECK_STREQ(srv_registry_view_find_ns(v, "/b", "m")->reason, "in b");
+  CHECK_STREQ(srv_registry_view_find_ns(v, "/a", "m")->reason, "in a");
+  CHECK(srv_registry_view_find_ns(v, "/b", "z") == NULL);
+  CHECK(srv_registry_view_find_ns(v, NULL, "m") == NULL);
+  srv_registry_view_end(r);
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_acquire(r, "m", 1, -1, &m);
+  CHECK(m == NULL && st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT);
+  CHECK_STREQ(st ? srv_status_message(st) : "",
+              "There are 2 identifiers of model 'm' in global map, model namespace must "
+              "be provided to resolve ambiguity.");
+  srv_status_free(st);
+  bool ready = true; /* ModelReady: not ready, no error; a bad version is one */
+  CHECK(srv_registry_ready(r, "m", 1, "", 0, &ready) == NULL && !ready);
+  st = srv_registry_ready(r, "m", 1, "x", 1, &ready);
+  CHECK(st != NULL && strstr(srv_status_message(st), "stol") != NULL);
+  srv_status_free(st);
+  st = srv_registry_acquire(r, "z", 1, -1, &m); /* alone in its name */
+  CHECK(st != NULL && strstr(srv_status_message(st), "'z' has no available versions"));
+  srv_status_free(st);
+  st = srv_registry_acquire_ns(r, "/b", "m", -1, &m);
+  CHECK(st != NULL && strstr(srv_status_message(st), "versions: in b") != NULL);
+  srv_status_free(st);
+  /* Unloaded in /a: the name means /b's model alone. */
+  e[2].reason = SRV_MODEL_REASON_UNLOADED;
+  srv_registry_publish(r, e, 3);
+  st = srv_registry_acquire(r, "m", 1, -1, &m);
+  CHECK(st != NULL && strstr(srv_status_message(st), "versions: in b") != NULL);
+  srv_status_free(st);
+  srv_registry_free(r);
+}
+
 UNIT_MAIN("registry", UNIT_CASE(find_takes_any_bytes),
           UNIT_CASE(acquire_refuses_an_empty_name),
-          UNIT_CASE(missing_versions_in_tritons_words))
+          UNIT_CASE(missing_versions_in_tritons_words),
+          UNIT_CASE(shared_names_need_a_namespace))

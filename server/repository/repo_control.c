@@ -16,6 +16,7 @@ srv_repository_t *srv_repository_new(srv_server_t *srv) {
   if (r == NULL) SRV_FATAL("out of memory");
   r->srv = srv;
   r->registry = srv_registry_new();
+  r->namespacing = srv->options->model_namespacing;
   repo_roots_init(&r->roots, srv->options);
   atomic_init(&r->notifiers, 0);
   atomic_init(&r->closed, false);
@@ -43,33 +44,32 @@ void srv_repository_submit(srv_repository_t *r, srv_repo_op_t *op) {
 
 static void startup_done(srv_repo_op_t *op) { sem_post(op->ctx); }
 
-static bool name_listed(char **names, size_t n, const char *name) {
+static bool name_listed(const srv_repo_model_t *models, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
-    if (strcmp(names[i], name) == 0) return true;
+    if (strcmp(models[i].name, name) == 0) return true;
   return false;
 }
 
-/* The names start-up loads: every model folder, or --load-model's list. */
-static size_t startup_names(const srv_options_t *opt, char ***out) {
+/* The models start-up loads: every model folder (with namespaces, one per
+ * root holding it), or --load-model's list (no namespace: each one holding
+ * the name). Names and namespaces only; dir is unused. */
+static void startup_models(const srv_options_t *opt, srv_repo_listing_t *out) {
   bool all = strcmp(opt->model_control_mode, "explicit") != 0;
   for (size_t i = 0; i < opt->load_model_count; i++)
     if (strcmp(opt->load_models[i], "*") == 0) all = true;
-  srv_repo_listing_t listing = {0};
+  *out = (srv_repo_listing_t){0};
   if (all)
-    srv_repo_scan(opt->model_repositories, opt->model_repository_count, false, &listing);
-  size_t cap = listing.count + opt->load_model_count + 1, n = 0;
-  char **names = calloc(cap, sizeof *names);
-  if (names == NULL) SRV_FATAL("out of memory");
-  for (size_t i = 0; i < listing.count; i++)
-    names[n++] = srv_strdup(listing.models[i].name);
+    (opt->model_namespacing ? srv_repo_scan_ns : srv_repo_scan)(
+        opt->model_repositories, opt->model_repository_count, false, out);
+  srv_repo_model_t *grown =
+      realloc(out->models, (out->count + opt->load_model_count + 1) * sizeof *grown);
+  if (grown == NULL) SRV_FATAL("out of memory");
+  out->models = grown;
   for (size_t i = 0; i < opt->load_model_count; i++) {
     const char *name = opt->load_models[i];
-    if (strcmp(name, "*") != 0 && !name_listed(names, n, name))
-      names[n++] = srv_strdup(name);
+    if (strcmp(name, "*") != 0 && !name_listed(out->models, out->count, name))
+      out->models[out->count++] = (srv_repo_model_t){.name = srv_strdup(name)};
   }
-  srv_repo_listing_free(&listing);
-  *out = names;
-  return n;
 }
 
 /* Poll mode with a period: the timer polls. An embedding program that
@@ -88,15 +88,19 @@ static void poll_arm(srv_repository_t *r) {
 }
 
 bool srv_repository_start(srv_repository_t *r) {
-  char **names;
-  size_t n = startup_names(r->srv->options, &names);
+  srv_repo_listing_t models;
+  startup_models(r->srv->options, &models);
+  size_t n = models.count;
   srv_repo_op_t *ops = calloc(n + 1, sizeof *ops);
   sem_t done;
   sem_init(&done, 0, 0);
   if (ops == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; i < n; i++) {
-    ops[i] = (srv_repo_op_t){
-        .kind = SRV_REPO_LOAD, .name = names[i], .done = startup_done, .ctx = &done};
+    ops[i] = (srv_repo_op_t){.kind = SRV_REPO_LOAD,
+                             .name = models.models[i].name,
+                             .ns = models.models[i].ns,
+                             .done = startup_done,
+                             .ctx = &done};
     srv_repository_submit(r, &ops[i]);
   }
   bool all_loaded = true;
@@ -105,11 +109,10 @@ bool srv_repository_start(srv_repository_t *r) {
     /* sem_wait made each op's status visible (the post came after it). */
     if (ops[i].status != NULL) all_loaded = false;
     srv_status_free(ops[i].status);
-    free(names[i]);
   }
   sem_destroy(&done);
   free(ops);
-  free(names);
+  srv_repo_listing_free(&models);
   if (poll_timed(r)) act_send(&r->actor, &r->poll_msg); /* the first poll arms the timer */
   return all_loaded;
 }
@@ -172,16 +175,13 @@ static void poll_op_answered(srv_repo_op_t *op) {
   poll_answer_if_done(r);
 }
 
-static void poll_submit(srv_repository_t *r, srv_repo_op_kind_t kind, const char *name) {
-  srv_repo_op_t *op = repo_op_new(kind, name);
+static void poll_submit(srv_repository_t *r, srv_repo_op_kind_t kind, const char *ns,
+                        const char *name) {
+  srv_repo_op_t *op = repo_op_new(kind, ns, name);
   op->done = poll_op_answered;
   op->ctx = r;
   r->poll_pending++;
   srv_repository_submit(r, op);
-}
-
-static bool was_unloaded(const repo_record_t *rec) {
-  return srv_model_state_is_unloaded(rec->state, rec->reason, rec->version_count);
 }
 
 /* Loads what appeared or changed, unloads what disappeared. A model busy
@@ -190,21 +190,22 @@ void repo_poll_result(srv_repository_t *r, repo_job_t *job) {
   const srv_repo_listing_t *l = &job->listing;
   for (size_t i = 0; i < l->count; i++) {
     const srv_repo_model_t *m = &l->models[i];
-    repo_record_t *rec = repo_record_find(r, m->name);
+    repo_record_t *rec = repo_record_find(r, m->ns, m->name);
     if (rec != NULL && (rec->running != NULL || rec->from_override)) continue;
-    if (rec != NULL && !was_unloaded(rec) && rec->fingerprint == m->fingerprint) continue;
+    if (rec != NULL && !repo_record_unloaded(rec) && rec->fingerprint == m->fingerprint)
+      continue;
     SRV_VERBOSE(1, "poll: %s '%s'", rec == NULL ? "new model" : "model changed", m->name);
     /* A reload that fails keeps the old versions and this fingerprint: it
      * is tried again when the folder changes again. */
     if (rec != NULL) rec->fingerprint = m->fingerprint;
-    poll_submit(r, SRV_REPO_LOAD, m->name);
+    poll_submit(r, SRV_REPO_LOAD, m->ns, m->name);
   }
   for (size_t i = 0; i < r->record_count; i++) {
     repo_record_t *rec = r->records[i];
-    if (rec->running != NULL || rec->from_override || was_unloaded(rec)) continue;
-    if (srv_repo_listing_find(l, rec->name) != NULL) continue;
+    if (rec->running != NULL || rec->from_override || repo_record_unloaded(rec)) continue;
+    if (srv_repo_listing_find_ns(l, rec->ns, rec->name) != NULL) continue;
     SRV_VERBOSE(1, "poll: model '%s' was removed", rec->name);
-    poll_submit(r, SRV_REPO_UNLOAD, rec->name);
+    poll_submit(r, SRV_REPO_UNLOAD, rec->ns, rec->name);
   }
   /* An asked scan may finish while the timer is armed: it stays as it is. */
   if (!r->closing && !r->poll_armed && poll_timed(r)) poll_arm(r);

@@ -23,11 +23,26 @@ static char **record_steps(const repo_record_t *rec, size_t *n) {
   return rec->deps;
 }
 
-static bool steps_use(const repo_record_t *rec, const char *name) {
+/* The record the step name `dep` of ensemble `ens` means (with
+ * namespaces: its own namespace's first, see repo_record_resolve). */
+static repo_record_t *step_record(srv_repository_t *r, const repo_record_t *ens,
+                                  const char *dep) {
+  return repo_record_resolve(r, ens->ns, dep);
+}
+
+/* Whether the step name `dep` of `ens` means the model of `rec`. */
+static bool dep_is(srv_repository_t *r, const repo_record_t *ens, const char *dep,
+                   const repo_record_t *rec) {
+  if (strcmp(dep, rec->name) != 0) return false;
+  return !r->namespacing || step_record(r, ens, dep) == rec;
+}
+
+static bool steps_use(srv_repository_t *r, const repo_record_t *user,
+                      const repo_record_t *rec) {
   size_t n;
-  char **steps = record_steps(rec, &n);
+  char **steps = record_steps(user, &n);
   for (size_t i = 0; i < n; i++)
-    if (strcmp(steps[i], name) == 0) return true;
+    if (dep_is(r, user, steps[i], rec)) return true;
   return false;
 }
 
@@ -48,21 +63,21 @@ static srv_status_t *cycle_error(const char *name, const char *last) {
  * Each record is walked once (marks), so a diamond costs no more than a
  * chain. A waiting ensemble found on the cycle gets the cycle as its own
  * error: its wait would never end either. */
-static bool steps_reach(srv_repository_t *r, const char *name, const char *from,
+static bool steps_reach(srv_repository_t *r, const char *name, const repo_record_t *from,
                         const repo_record_t *target, const char **last) {
-  if (strcmp(name, target->name) == 0) {
-    *last = from;
+  if (dep_is(r, from, name, target)) {
+    *last = from->name;
     return true;
   }
-  repo_record_t *rec = repo_record_find(r, name);
+  repo_record_t *rec = step_record(r, from, name);
   if (rec == NULL || rec->mark) return false;
   rec->mark = true;
   size_t n;
   char **steps = record_steps(rec, &n);
   for (size_t i = 0; i < n; i++) {
-    if (!steps_reach(r, steps[i], rec->name, target, last)) continue;
+    if (!steps_reach(r, steps[i], rec, target, last)) continue;
     if (rec->load_job != NULL && rec->load_job->parked && rec->steps_error == NULL)
-      rec->steps_error = cycle_error(rec->name, from);
+      rec->steps_error = cycle_error(rec->name, from->name);
     return true;
   }
   return false;
@@ -75,7 +90,7 @@ static srv_status_t *cycle_check(srv_repository_t *r, const repo_job_t *job) {
   srv_status_t *st = NULL;
   const char *last = NULL;
   for (size_t i = 0; i < job->dep_count && st == NULL; i++)
-    if (steps_reach(r, job->deps[i], name, job->record, &last))
+    if (steps_reach(r, job->deps[i], job->record, job->record, &last))
       st = cycle_error(name, last);
   marks_clear(r);
   return st;
@@ -83,8 +98,8 @@ static srv_status_t *cycle_check(srv_repository_t *r, const repo_job_t *job) {
 
 /* A step's model is ready now, with nothing under way that could change
  * it: no need to ask for its load. */
-static bool step_ready(srv_repository_t *r, const char *name) {
-  const repo_record_t *rec = repo_record_find(r, name);
+static bool step_ready(srv_repository_t *r, const repo_record_t *ens, const char *name) {
+  const repo_record_t *rec = step_record(r, ens, name);
   return rec != NULL && rec->version_count > 0 && rec->running == NULL &&
          rec->queue_head == NULL;
 }
@@ -115,8 +130,10 @@ bool repo_steps_wait(srv_repository_t *r, repo_job_t *job) {
   r->jobs_parked++;
   rec->steps_pending = 1; /* this function's own, dropped below */
   for (size_t i = 0; i < job->dep_count; i++) {
-    if (step_ready(r, job->deps[i])) continue;
-    srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, job->deps[i]);
+    if (step_ready(r, rec, job->deps[i])) continue;
+    /* No namespace: with namespaces, every one holding the name loads, as
+     * tritonserver polls a step's name in every repository. */
+    srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, NULL, job->deps[i]);
     op->origin = REPO_ORIGIN_STEP;
     op->ctx = rec;
     rec->steps_pending++;
@@ -126,9 +143,27 @@ bool repo_steps_wait(srv_repository_t *r, repo_job_t *job) {
   return true;
 }
 
+/* Whether, with namespaces, `name` means nothing to `ens` because several
+ * other namespaces have it (and its own has not). */
+static bool step_ambiguous(srv_repository_t *r, const repo_record_t *ens,
+                           const char *name) {
+  if (!r->namespacing || step_record(r, ens, name) != NULL) return false;
+  size_t n = 0;
+  for (size_t i = 0; i < r->record_count; i++)
+    if (strcmp(r->records[i]->name, name) == 0 && !repo_record_unloaded(r->records[i]))
+      n++;
+  return n > 1;
+}
+
 void repo_steps_answered(srv_repository_t *r, const srv_repo_op_t *op) {
   repo_record_t *ens = op->ctx; /* kept: its load is running */
-  const repo_record_t *step = repo_record_find(r, op->name);
+  const repo_record_t *step = step_record(r, ens, op->name);
+  if (ens->steps_error == NULL && step_ambiguous(r, ens, op->name))
+    /* tritonserver's words, the ensemble named by its identifier */
+    ens->steps_error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                                      "ensemble %s::%s contains models that are not "
+                                      "available or ambiguous: %s",
+                                      ens->ns, ens->name, op->name);
   if (ens->steps_error == NULL && (step == NULL || step->version_count == 0)) {
     if (op->status != NULL)
       ens->steps_error = srv_status_new(
@@ -164,6 +199,7 @@ repo_job_t *repo_steps_resume(srv_repository_t *r, repo_record_t *rec) {
     return job;
   }
   job->steps_ready = true;
+  repo_ns_bind_steps(r, job);
   repo_job_queue(r, job);
   return NULL;
 }
@@ -171,7 +207,7 @@ repo_job_t *repo_steps_resume(srv_repository_t *r, repo_record_t *rec) {
 void repo_steps_check_bound(srv_repository_t *r, repo_job_t *job) {
   if (job->error != NULL || job->model_count == 0) return;
   for (size_t i = 0; i < job->dep_count; i++) {
-    const repo_record_t *step = repo_record_find(r, job->deps[i]);
+    const repo_record_t *step = step_record(r, job->record, job->deps[i]);
     if (step != NULL && step->version_count > 0) continue;
     /* It left while the versions loaded: they may hold references on its
      * versions, which its unload waits for. */
@@ -196,7 +232,7 @@ void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec) {
     *link = op->next;
     op->status =
         srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded", rec->name);
-    repo_steps_answered(r, op);
+    if (!op->part) repo_steps_answered(r, op);
     op->done(op);
   }
   rec->queue_tail = kept_tail;
@@ -227,22 +263,22 @@ void repo_users_unload(srv_repository_t *r, repo_record_t *rec) {
   size_t n = 0;
   for (size_t i = 0; i < r->record_count; i++) {
     repo_record_t *user = r->records[i];
-    if (user == rec || user->version_count == 0 || !steps_use(user, rec->name)) continue;
+    if (user == rec || user->version_count == 0 || !steps_use(r, user, rec)) continue;
     user->orphaned = true;
     SRV_INFO("unloading ensemble '%s': it uses '%s', which unloads", user->name,
              rec->name);
-    ops[n++] = repo_op_new(SRV_REPO_UNLOAD, user->name);
+    ops[n++] = repo_op_new(SRV_REPO_UNLOAD, user->ns, user->name);
   }
   cascade(r, rec, ops, n);
 }
 
 /* Whether an ensemble other than `except` uses the model, loaded or loading. */
-static bool used_by_other(srv_repository_t *r, const char *name,
+static bool used_by_other(srv_repository_t *r, const repo_record_t *step,
                           const repo_record_t *except) {
   for (size_t i = 0; i < r->record_count; i++) {
     const repo_record_t *user = r->records[i];
-    if (user == except || strcmp(user->name, name) == 0) continue;
-    if ((user->version_count > 0 || user->load_job != NULL) && steps_use(user, name))
+    if (user == except || user == step) continue;
+    if ((user->version_count > 0 || user->load_job != NULL) && steps_use(r, user, step))
       return true;
   }
   return false;
@@ -252,11 +288,11 @@ void repo_steps_unload(srv_repository_t *r, repo_record_t *rec) {
   srv_repo_op_t **ops = ops_new(rec->dep_count);
   size_t n = 0;
   for (size_t i = 0; i < rec->dep_count; i++) {
-    const repo_record_t *step = repo_record_find(r, rec->deps[i]);
+    const repo_record_t *step = step_record(r, rec, rec->deps[i]);
     if (step == NULL || step == rec || step->version_count == 0 || step->explicit_load ||
-        used_by_other(r, step->name, rec))
+        used_by_other(r, step, rec))
       continue;
-    ops[n] = repo_op_new(SRV_REPO_UNLOAD, step->name);
+    ops[n] = repo_op_new(SRV_REPO_UNLOAD, step->ns, step->name);
     ops[n++]->unload_dependents = true; /* its own steps, in turn */
   }
   cascade(r, rec, ops, n);
@@ -265,7 +301,7 @@ void repo_steps_unload(srv_repository_t *r, repo_record_t *rec) {
 /* Whether every model `rec`'s last load named in its steps is ready. */
 static bool steps_all_ready(srv_repository_t *r, const repo_record_t *rec) {
   for (size_t i = 0; i < rec->dep_count; i++) {
-    const repo_record_t *step = repo_record_find(r, rec->deps[i]);
+    const repo_record_t *step = step_record(r, rec, rec->deps[i]);
     if (step == NULL || step->version_count == 0) return false;
   }
   return true;
@@ -279,11 +315,18 @@ static bool user_rebinds(srv_repository_t *r, const repo_record_t *user,
                          const repo_record_t *rec, bool reload) {
   if (user == rec) return false;
   bool loading = user->load_job != NULL && user->load_job->steps_ready;
-  if (reload && steps_use(user, rec->name) && (user->version_count > 0 || loading))
+  if (reload && steps_use(r, user, rec) && (user->version_count > 0 || loading))
     return true;
+  /* A step's model appears in the ensemble's own namespace: it binds that
+   * one instead of another namespace's, as tritonserver re-checks an
+   * ensemble whose step matched a model of another namespace. */
+  if (!reload && rec->ns != NULL && user->ns != NULL && user->version_count > 0 &&
+      strcmp(user->ns, rec->ns) == 0 && user->running == NULL)
+    for (size_t i = 0; i < user->dep_count; i++)
+      if (strcmp(user->deps[i], rec->name) == 0) return true;
   if (!user->orphaned || user->version_count > 0 || user->running != NULL) return false;
   for (size_t i = 0; i < user->dep_count; i++)
-    if (strcmp(user->deps[i], rec->name) == 0) return steps_all_ready(r, user);
+    if (dep_is(r, user, user->deps[i], rec)) return steps_all_ready(r, user);
   return false;
 }
 
@@ -301,7 +344,7 @@ void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reloa
       continue;
     }
     SRV_INFO("loading ensemble '%s' again: '%s' loaded", user->name, rec->name);
-    srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, user->name);
+    srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, user->ns, user->name);
     op->origin = REPO_ORIGIN_REBIND;
     act_send(&r->actor, &op->msg);
   }

@@ -41,9 +41,11 @@ typedef struct {
   size_t users;
 } repo_tempdir_t;
 
-/* Everything the repository knows about one model name. */
+/* Everything the repository knows about one model name (with
+ * --model-namespacing, one name in one namespace). */
 typedef struct repo_record {
   char *name;
+  char *ns; /* namespace: its root, "" for file overrides; NULL without namespaces */
   srv_model_state_t state;
   char *reason;           /* UNAVAILABLE: why */
   srv_model_t **versions; /* published, ascending */
@@ -80,6 +82,7 @@ typedef enum {
   JOB_DESTROY,
   JOB_SCAN,
   JOB_REMOVE_DIR,
+  JOB_RESOLVE, /* the namespaces holding a name (repo_ns.c) */
 } repo_job_kind_t;
 
 typedef struct repo_job {
@@ -112,8 +115,10 @@ typedef struct repo_job {
   size_t dep_count;
   /* JOB_DESTROY */
   srv_model_t *model;
-  /* JOB_SCAN */
+  /* JOB_SCAN; JOB_RESOLVE: out, the folders of `op`'s name (ns set) */
   srv_repo_listing_t listing;
+  /* JOB_RESOLVE: in, the operation whose name is resolved */
+  srv_repo_op_t *op;
 } repo_job_t;
 
 typedef struct repo_loader {
@@ -155,6 +160,7 @@ struct srv_repository {
    * main thread at shutdown: see model_drained in repository.c. */
   _Atomic uint32_t notifiers;
   _Atomic bool closed;
+  bool namespacing; /* --model-namespacing; set at creation */
   /* The repository actor's state. */
   repo_record_t **records;
   size_t record_count, record_cap;
@@ -187,10 +193,21 @@ struct srv_repository {
 
 /* repository.c: the actor. */
 void repo_behaviour(act_actor_t *self, act_msg_t *msg);
-repo_record_t *repo_record_find(srv_repository_t *r, const char *name);
+/** The record of namespace `ns` (NULL: none) and `name`, or NULL. */
+repo_record_t *repo_record_find(srv_repository_t *r, const char *ns, const char *name);
 /** The record of `name`, created when missing. Records of names that are
  *  not listed are dropped once idle (record_drop_if_unknown). */
-repo_record_t *repo_record_get(srv_repository_t *r, const char *name);
+repo_record_t *repo_record_get(srv_repository_t *r, const char *ns, const char *name);
+/** The record a step naming `name` means to an ensemble of namespace
+ *  `ns`: its own namespace's, else the only one of that name that is not
+ *  unloaded (tritonserver's rule), else NULL. Without namespaces,
+ *  repo_record_find. */
+repo_record_t *repo_record_resolve(srv_repository_t *r, const char *ns, const char *name);
+/** Whether a record is unloaded: never loaded, or unloaded since. */
+bool repo_record_unloaded(const repo_record_t *rec);
+/** Answers an operation (as the end of its run would): sets its status,
+ *  tells the ensemble or unload waiting for it, calls `done`. */
+void repo_op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st);
 void repo_record_free(repo_record_t *rec);
 repo_job_t *repo_job_new(repo_job_kind_t kind);
 void repo_job_queue(srv_repository_t *r, repo_job_t *job);
@@ -203,7 +220,7 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op);
 void repo_models_discard(srv_repository_t *r, repo_job_t *job);
 /** An operation the repository asks of itself: it owns a copy of `name`
  *  (a record may be gone by the time it runs) and frees itself when done. */
-srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name);
+srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *ns, const char *name);
 /** `done` of the operations the repository asks of itself. */
 void repo_op_free(srv_repo_op_t *op);
 
@@ -243,6 +260,21 @@ void repo_poll_asked(srv_repository_t *r, srv_repo_op_t *op);
 void repo_poll_refuse_waiting(srv_repository_t *r, srv_status_t *(*why)(const srv_repo_op_t *));
 void repo_poll_result(srv_repository_t *r, repo_job_t *job);
 
+/* repo_ns.c: model namespaces (--model-namespacing). */
+/** An operation naming no namespace, with namespaces on: it is split into
+ *  one part per namespace holding the name (a load asks a loader which
+ *  first) and answered once every part is, with the first error. */
+void repo_ns_split(srv_repository_t *r, srv_repo_op_t *op);
+/** JOB_RESOLVE back from a loader: the parts start. */
+void repo_ns_resolved(srv_repository_t *r, repo_job_t *job);
+/** JOB_RESOLVE on a loader: fills job->listing. */
+void repo_ns_resolve_run(srv_repository_t *r, repo_job_t *job);
+/** Binds each step of a parked ensemble's config to the namespace of the
+ *  model its step name resolves to (Step.model_namespace, as tritonserver
+ *  sets it; empty without namespaces), so its versions take that model
+ *  from the registry. */
+void repo_ns_bind_steps(srv_repository_t *r, repo_job_t *job);
+
 /* repo_roots.c: the roots and their mappings. */
 void repo_roots_init(repo_roots_t *t, const srv_options_t *opt);
 void repo_roots_fini(repo_roots_t *t);
@@ -252,6 +284,14 @@ void repo_roots_fini(repo_roots_t *t);
  *  stat: loader threads. */
 srv_status_t *repo_roots_find(repo_roots_t *t, const char *name, char **out,
                               bool *mapped, bool *missing);
+/** repo_roots_find in the one root `ns` (a namespace). */
+srv_status_t *repo_roots_find_in(repo_roots_t *t, const char *ns, const char *name,
+                                 char **out, bool *mapped, bool *missing);
+/** The folders of model `name` in every root (through its mapping, if
+ *  mapped), each with ns = its root, into *out; none: the error
+ *  repo_roots_find gives. Blocks on stat: loader threads. */
+srv_status_t *repo_roots_find_all(repo_roots_t *t, const char *name,
+                                  srv_repo_listing_t *out);
 
 /* repo_jobs.c: the loaders' side. */
 void repo_loaders_start(srv_repository_t *r);

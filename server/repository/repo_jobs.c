@@ -232,7 +232,11 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
     if (job->tempdir == NULL) SRV_FATAL("out of memory");
     job->tempdir->path = srv_strdup(job->dir);
   } else {
-    job->error = repo_roots_find(&r->roots, name, &job->dir, &job->mapped, &job->no_folder);
+    const char *ns = job->record->ns;
+    job->error = ns != NULL ? repo_roots_find_in(&r->roots, ns, name, &job->dir,
+                                                 &job->mapped, &job->no_folder)
+                            : repo_roots_find(&r->roots, name, &job->dir, &job->mapped,
+                                              &job->no_folder);
     if (job->error != NULL) return;
     /* Before reading anything: an edit made while loading shows next poll. */
     job->fingerprint = srv_repo_fingerprint(job->dir);
@@ -312,8 +316,12 @@ void repo_job_run(srv_repository_t *r, repo_job_t *job) {
       repo_model_destroy(job->model);
       return;
     case JOB_SCAN:
-      srv_repo_scan(r->srv->options->model_repositories,
-                    r->srv->options->model_repository_count, true, &job->listing);
+      (r->namespacing ? srv_repo_scan_ns : srv_repo_scan)(
+          r->srv->options->model_repositories, r->srv->options->model_repository_count,
+          true, &job->listing);
+      return;
+    case JOB_RESOLVE:
+      repo_ns_resolve_run(r, job);
       return;
     case JOB_REMOVE_DIR:
       srv_load_override_remove(job->dir);
@@ -331,6 +339,7 @@ void repo_job_free(repo_job_t *job) {
   for (size_t i = 0; i < job->dep_count; i++) free(job->deps[i]);
   free(job->deps);
   if (job->arena != NULL) upb_Arena_Free(job->arena);
-  if (job->kind == JOB_SCAN) srv_repo_listing_free(&job->listing);
+  if (job->kind == JOB_SCAN || job->kind == JOB_RESOLVE)
+    srv_repo_listing_free(&job->listing);
   free(job);
 }

@@ -72,6 +72,16 @@ static size_t candidates(repo_roots_t *t, const char *name, char ***out, bool *m
   return n;
 }
 
+/* Triton's answer for a name no root has; the reason goes to the log, as
+ * Triton's poll does. */
+static srv_status_t *no_folder(const char *name) {
+  SRV_ERROR("failed to poll model '%s': no model folder '%s' in the model repositories",
+            name, name);
+  return srv_status_new(GRPC_STATUS_INTERNAL,
+                        "failed to load '%s', failed to poll from model repository",
+                        name);
+}
+
 srv_status_t *repo_roots_find(repo_roots_t *t, const char *name, char **out,
                               bool *mapped, bool *missing) {
   char **c;
@@ -98,21 +108,78 @@ srv_status_t *repo_roots_find(repo_roots_t *t, const char *name, char **out,
   }
   if (*out != NULL) return NULL;
   *missing = true;
-  /* Triton's answer; the reason goes to the log, as Triton's poll does. */
-  SRV_ERROR("failed to poll model '%s': no model folder '%s' in the model repositories",
-            name, name);
-  return srv_status_new(GRPC_STATUS_INTERNAL,
-                        "failed to load '%s', failed to poll from model repository", name);
+  return no_folder(name);
+}
+
+srv_status_t *repo_roots_find_in(repo_roots_t *t, const char *ns, const char *name,
+                                 char **out, bool *mapped, bool *missing) {
+  pthread_mutex_lock(&t->lock);
+  *out = NULL;
+  *mapped = false;
+  for (size_t i = 0; i < t->map_count && *out == NULL; i++)
+    if (strcmp(t->maps[i].model, name) == 0 && strcmp(t->maps[i].root, ns) == 0) {
+      *out = srv_strdup(t->maps[i].dir);
+      *mapped = true;
+    }
+  pthread_mutex_unlock(&t->lock);
+  if (*out == NULL) *out = srv_repo_path_join(ns, name);
+  *missing = !is_dir(*out);
+  if (!*missing) return NULL;
+  free(*out);
+  *out = NULL;
+  return no_folder(name);
+}
+
+srv_status_t *repo_roots_find_all(repo_roots_t *t, const char *name,
+                                  srv_repo_listing_t *out) {
+  char **c;
+  bool mapped;
+  size_t n = candidates(t, name, &c, &mapped);
+  pthread_mutex_lock(&t->lock);
+  char **roots = calloc(n + 1, sizeof *roots);
+  if (roots == NULL) SRV_FATAL("out of memory");
+  /* A mapping names its root; else candidate i is <root i>/<name>, the
+   * roots in their order minus those whose folder is mapped. */
+  for (size_t i = 0, k = 0; i < t->count && k < n; i++) {
+    char *p = srv_repo_path_join(t->paths[i], name);
+    if (mapped || strcmp(p, c[k]) == 0) roots[k++] = srv_strdup(t->paths[i]);
+    free(p);
+  }
+  for (size_t i = 0; mapped && i < t->map_count; i++)
+    if (strcmp(t->maps[i].model, name) == 0) {
+      free(roots[0]);
+      roots[0] = srv_strdup(t->maps[i].root);
+    }
+  pthread_mutex_unlock(&t->lock);
+  *out = (srv_repo_listing_t){0};
+  out->models = calloc(n + 1, sizeof *out->models);
+  if (out->models == NULL) SRV_FATAL("out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (roots[i] != NULL && is_dir(c[i]))
+      out->models[out->count++] =
+          (srv_repo_model_t){.name = srv_strdup(name), .ns = roots[i], .dir = c[i]};
+    else {
+      free(roots[i]);
+      free(c[i]);
+    }
+  }
+  free(roots);
+  free(c);
+  return out->count > 0 ? NULL : no_folder(name);
 }
 
 /* ---- Listing ---------------------------------------------------------------- */
 
 static int model_cmp(const void *a, const void *b) {
-  return strcmp(((const srv_repo_model_t *)a)->name, ((const srv_repo_model_t *)b)->name);
+  const srv_repo_model_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c != 0 ? c : srv_repo_ns_cmp(x->ns, y->ns);
 }
 
-/* A mapped folder is listed under its model name only. */
-static void listing_map(srv_repo_listing_t *l, const repo_mapping_t *maps, size_t n) {
+/* A mapped folder is listed under its model name only (with namespaces,
+ * in its root's namespace). */
+static void listing_map(srv_repo_listing_t *l, const repo_mapping_t *maps, size_t n,
+                        bool namespacing) {
   srv_repo_model_t *grown = realloc(l->models, (l->count + n + 1) * sizeof *grown);
   if (grown == NULL) SRV_FATAL("out of memory");
   l->models = grown;
@@ -120,20 +187,24 @@ static void listing_map(srv_repo_listing_t *l, const repo_mapping_t *maps, size_
     for (size_t j = 0; j < l->count; j++)
       if (strcmp(l->models[j].dir, maps[i].dir) == 0) {
         free(l->models[j].name);
+        free(l->models[j].ns);
         free(l->models[j].dir);
         l->models[j--] = l->models[--l->count];
       }
     if (is_dir(maps[i].dir))
-      l->models[l->count++] = (srv_repo_model_t){.name = srv_strdup(maps[i].model),
-                                                 .dir = srv_strdup(maps[i].dir)};
+      l->models[l->count++] =
+          (srv_repo_model_t){.name = srv_strdup(maps[i].model),
+                             .ns = namespacing ? srv_strdup(maps[i].root) : NULL,
+                             .dir = srv_strdup(maps[i].dir)};
   }
   qsort(l->models, l->count, sizeof *l->models, model_cmp);
   /* A mapped name that is also a folder elsewhere: listed once. */
   size_t kept = 0;
   for (size_t j = 0; j < l->count; j++) {
-    if (kept > 0 && strcmp(l->models[kept - 1].name, l->models[j].name) == 0) {
+    if (kept > 0 && model_cmp(&l->models[kept - 1], &l->models[j]) == 0) {
       l->models[kept - 1].duplicate = true;
       free(l->models[j].name);
+      free(l->models[j].ns);
       free(l->models[j].dir);
       continue;
     }
@@ -154,8 +225,11 @@ void srv_repository_listing(srv_repository_t *r, srv_repo_listing_t *out) {
     maps[i] = (repo_mapping_t){srv_strdup(t->maps[i].model), srv_strdup(t->maps[i].dir),
                                srv_strdup(t->maps[i].root)};
   pthread_mutex_unlock(&t->lock);
-  srv_repo_scan(paths, count, false, out);
-  if (map_count > 0) listing_map(out, maps, map_count);
+  if (r->namespacing)
+    srv_repo_scan_ns(paths, count, false, out);
+  else
+    srv_repo_scan(paths, count, false, out);
+  if (map_count > 0) listing_map(out, maps, map_count, r->namespacing);
   for (size_t i = 0; i < count; i++) free(paths[i]);
   for (size_t i = 0; i < map_count; i++) mapping_free(&maps[i]);
   free(paths);

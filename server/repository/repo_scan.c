@@ -88,9 +88,49 @@ void srv_repo_scan(char *const *roots, size_t root_count, bool with_fingerprints
       out->models[i].fingerprint = srv_repo_fingerprint(out->models[i].dir);
 }
 
+int srv_repo_ns_cmp(const char *a, const char *b) {
+  if (a == NULL || b == NULL) return (a != NULL) - (b != NULL);
+  return strcmp(a, b);
+}
+
+static int model_ns_cmp(const void *a, const void *b) {
+  const srv_repo_model_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c != 0 ? c : srv_repo_ns_cmp(x->ns, y->ns);
+}
+
+void srv_repo_scan_ns(char *const *roots, size_t root_count, bool with_fingerprints,
+                      srv_repo_listing_t *out) {
+  *out = (srv_repo_listing_t){0};
+  out->models = calloc(1, sizeof *out->models);
+  if (out->models == NULL) SRV_FATAL("out of memory");
+  for (size_t i = 0; i < root_count; i++) {
+    srv_repo_listing_t one;
+    srv_repo_scan(&roots[i], 1, with_fingerprints, &one);
+    srv_repo_model_t *grown =
+        realloc(out->models, (out->count + one.count + 1) * sizeof *grown);
+    if (grown == NULL) SRV_FATAL("out of memory");
+    out->models = grown;
+    for (size_t j = 0; j < one.count; j++) {
+      one.models[j].ns = srv_strdup(roots[i]);
+      out->models[out->count++] = one.models[j];
+    }
+    free(one.models); /* the entries moved */
+  }
+  if (out->count > 1) qsort(out->models, out->count, sizeof *out->models, model_ns_cmp);
+}
+
+const srv_repo_model_t *srv_repo_listing_find_ns(const srv_repo_listing_t *l,
+                                                 const char *ns, const char *name) {
+  srv_repo_model_t key = {.name = (char *)name, .ns = (char *)ns};
+  if (l->count == 0) return NULL;
+  return bsearch(&key, l->models, l->count, sizeof *l->models, model_ns_cmp);
+}
+
 void srv_repo_listing_free(srv_repo_listing_t *l) {
   for (size_t i = 0; i < l->count; i++) {
     free(l->models[i].name);
+    free(l->models[i].ns);
     free(l->models[i].dir);
   }
   free(l->models);

@@ -20,6 +20,7 @@
 /** One model folder. */
 typedef struct {
   char *name;           /**< the folder's name, = the model's name */
+  char *ns;             /**< its root, from srv_repo_scan_ns; else NULL */
   char *dir;            /**< <root>/<name>, in the first root holding it */
   uint64_t fingerprint; /**< srv_repo_fingerprint(dir), or 0 when not asked */
   bool duplicate;       /**< the name is in more than one root */
@@ -39,6 +40,19 @@ typedef struct {
  *  with_fingerprints, each model's fingerprint is computed. Blocks. */
 void srv_repo_scan(char *const *roots, size_t root_count, bool with_fingerprints,
                    srv_repo_listing_t *out);
+
+/** srv_repo_scan for model namespaces: each root's folders, with ns = the
+ *  root, sorted by name then ns; a name in several roots is listed once
+ *  per root and is no duplicate. Blocks. */
+void srv_repo_scan_ns(char *const *roots, size_t root_count, bool with_fingerprints,
+                      srv_repo_listing_t *out);
+
+/** Orders namespaces: NULL (none) first, then by bytes. */
+int srv_repo_ns_cmp(const char *a, const char *b);
+
+/** The entry of `ns` (NULL: none) and `name`, or NULL (binary search). */
+const srv_repo_model_t *srv_repo_listing_find_ns(const srv_repo_listing_t *l,
+                                                 const char *ns, const char *name);
 
 /** "<dir>/<name>", malloc'ed (the caller frees it). Any thread. */
 char *srv_repo_path_join(const char *dir, const char *name);

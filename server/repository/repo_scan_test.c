@@ -142,6 +142,24 @@ static void scan_lists_model_folders_of_all_roots(void) {
   srv_repo_scan(NULL, 0, false, &l);
   CHECK(l.count == 0);
   srv_repo_listing_free(&l);
+
+  /* With namespaces: a name in two roots is listed once per root, by name
+   * then root, and is no duplicate. */
+  srv_repo_scan_ns(roots, 3, false, &l);
+  REQUIRE(l.count == 5);
+  static const char *const want_ns[] = {"alpha", "beta", "dup", "dup", "linked"};
+  const char *want_root[] = {r2, r1, r1, r2, r1}; /* ".../r1" < ".../r2" */
+  for (size_t i = 0; i < 5; i++) {
+    CHECK_STREQ(l.models[i].name, want_ns[i]);
+    CHECK_STREQ(l.models[i].ns, want_root[i]);
+    CHECK(!l.models[i].duplicate);
+  }
+  CHECK(srv_repo_listing_find_ns(&l, r2, "dup")->ns != NULL);
+  CHECK_STREQ(srv_repo_listing_find_ns(&l, r2, "dup")->ns, r2);
+  CHECK_STREQ(srv_repo_listing_find_ns(&l, r1, "dup")->ns, r1);
+  CHECK(srv_repo_listing_find_ns(&l, r1, "alpha") == NULL);
+  CHECK(srv_repo_listing_find_ns(&l, NULL, "alpha") == NULL);
+  srv_repo_listing_free(&l);
   tmp_end();
 }
 

@@ -21,14 +21,36 @@ static srv_status_t *shutting_down(const srv_repo_op_t *op);
 
 /* ---- Records -------------------------------------------------------------- */
 
-repo_record_t *repo_record_find(srv_repository_t *r, const char *name) {
+repo_record_t *repo_record_find(srv_repository_t *r, const char *ns, const char *name) {
   for (size_t i = 0; i < r->record_count; i++)
-    if (strcmp(r->records[i]->name, name) == 0) return r->records[i];
+    if (strcmp(r->records[i]->name, name) == 0 &&
+        srv_repo_ns_cmp(r->records[i]->ns, ns) == 0)
+      return r->records[i];
   return NULL;
 }
 
-repo_record_t *repo_record_get(srv_repository_t *r, const char *name) {
-  repo_record_t *rec = repo_record_find(r, name);
+bool repo_record_unloaded(const repo_record_t *rec) {
+  return srv_model_state_is_unloaded(rec->state, rec->reason, rec->version_count);
+}
+
+repo_record_t *repo_record_resolve(srv_repository_t *r, const char *ns,
+                                   const char *name) {
+  repo_record_t *own = repo_record_find(r, ns, name);
+  if (!r->namespacing || (own != NULL && !repo_record_unloaded(own))) return own;
+  repo_record_t *only = NULL;
+  size_t count = 0;
+  for (size_t i = 0; i < r->record_count; i++) {
+    repo_record_t *rec = r->records[i];
+    if (strcmp(rec->name, name) != 0 || repo_record_unloaded(rec)) continue;
+    only = rec;
+    count++;
+  }
+  if (count == 0) return own;
+  return count == 1 ? only : NULL;
+}
+
+repo_record_t *repo_record_get(srv_repository_t *r, const char *ns, const char *name) {
+  repo_record_t *rec = repo_record_find(r, ns, name);
   if (rec != NULL) return rec;
   if (r->record_count == r->record_cap) {
     r->record_cap = r->record_cap ? 2 * r->record_cap : 16;
@@ -38,6 +60,7 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *name) {
   rec = calloc(1, sizeof *rec);
   if (rec == NULL) SRV_FATAL("out of memory");
   rec->name = srv_strdup(name);
+  rec->ns = ns != NULL ? srv_strdup(ns) : NULL;
   rec->steps_msg.kind = REPO_STEPS_DONE;
   r->records[r->record_count++] = rec;
   SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", name, r->record_count);
@@ -86,6 +109,7 @@ static void record_drop_if_unknown(srv_repository_t *r, repo_record_t *rec) {
 
 void repo_record_free(repo_record_t *rec) {
   free(rec->name);
+  free(rec->ns);
   free(rec->reason);
   free(rec->versions);
   failures_clear(rec);
@@ -114,6 +138,7 @@ static void publish(srv_repository_t *r) {
     if (rec->state == SRV_MODEL_STATE_UNKNOWN && rec->version_count == 0) continue;
     entries[n++] = (srv_registry_entry_t){
         .name = rec->name,
+        .ns = rec->ns,
         .state = rec->state,
         .reason = rec->reason,
         .versions = rec->versions,
@@ -230,12 +255,13 @@ void repo_op_free(srv_repo_op_t *op) {
   free(op); /* and the name, in the same block */
 }
 
-srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
-  size_t n = strlen(name) + 1;
-  srv_repo_op_t *op = calloc(1, sizeof *op + n);
+srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *ns, const char *name) {
+  size_t n = strlen(name) + 1, nn = ns != NULL ? strlen(ns) + 1 : 0;
+  srv_repo_op_t *op = calloc(1, sizeof *op + n + nn);
   if (op == NULL) SRV_FATAL("out of memory");
   char *copy = (char *)(op + 1);
   memcpy(copy, name, n);
+  if (ns != NULL) op->ns = memcpy(copy + n, ns, nn);
   op->kind = kind;
   op->name = copy;
   op->done = repo_op_free; /* nobody waits: the outcome is in the index */
@@ -243,10 +269,12 @@ srv_repo_op_t *repo_op_new(srv_repo_op_kind_t kind, const char *name) {
   return op;
 }
 
-static void op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
+void repo_op_done(srv_repository_t *r, srv_repo_op_t *op, srv_status_t *st) {
   op->status = st;
-  if (op->origin == REPO_ORIGIN_STEP) repo_steps_answered(r, op);
-  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL) repo_cascade_answered(r, op);
+  /* A part's own `done` gathers it; its whole tells the waiters. */
+  if (op->origin == REPO_ORIGIN_STEP && !op->part) repo_steps_answered(r, op);
+  if (op->origin == REPO_ORIGIN_CASCADE && op->ctx != NULL && !op->part)
+    repo_cascade_answered(r, op);
   if (op->done != NULL) op->done(op);
 }
 
@@ -262,13 +290,13 @@ static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st)
   rec->joined = NULL;
   while (joined != NULL) {
     srv_repo_op_t *next = joined->next;
-    op_done(r, joined, status_copy(st));
+    repo_op_done(r, joined, status_copy(st));
     joined = next;
   }
   srv_repo_op_t *op = rec->running;
   rec->running = NULL;
   rec->asked_load = false;
-  op_done(r, op, st);
+  repo_op_done(r, op, st);
   srv_repo_op_t *q = rec->queue_head;
   if (q == NULL || r->closing) return; /* closing: close_refuse_waiting answers */
   rec->queue_head = q->next;
@@ -371,28 +399,32 @@ static bool op_joins(const srv_repo_op_t *op, const repo_record_t *rec) {
 
 void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
   if (r->closing) {
-    op_done(r, op, shutting_down(op));
+    repo_op_done(r, op, shutting_down(op));
     return;
   }
   if (op->kind == SRV_REPO_POLL) {
     repo_poll_asked(r, op);
     return;
   }
-  repo_record_t *rec = repo_record_find(r, op->name);
+  if (r->namespacing && op->ns == NULL) {
+    repo_ns_split(r, op);
+    return;
+  }
+  repo_record_t *rec = repo_record_find(r, op->ns, op->name);
   if (rec == NULL && op->kind == SRV_REPO_UNLOAD) {
     /* Nothing of that name is loaded: done, as tritonserver answers, and
      * no record is made for it. */
-    op_done(r, op, NULL);
+    repo_op_done(r, op, NULL);
     return;
   }
   if (rec == NULL) {
     /* A name that cannot be a folder gets no record (it would be listed). */
     srv_status_t *bad = srv_model_name_check(op->name, strlen(op->name));
     if (bad != NULL) {
-      op_done(r, op, bad);
+      repo_op_done(r, op, bad);
       return;
     }
-    rec = repo_record_get(r, op->name);
+    rec = repo_record_get(r, op->ns, op->name);
   }
   op->next = NULL;
   if (rec->running == NULL) {
@@ -402,9 +434,9 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
   }
   if (op->origin == REPO_ORIGIN_STEP && rec->running->kind == SRV_REPO_UNLOAD) {
     char q[SRV_QUOTE_SIZE];
-    op_done(r, op,
-            srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
-                           srv_quote_str(q, op->name)));
+    repo_op_done(r, op,
+                 srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
+                                srv_quote_str(q, op->name)));
     return;
   }
   if (op_joins(op, rec)) {
@@ -540,7 +572,7 @@ static void close_refuse_waiting(srv_repository_t *r) {
     while (rec->queue_head != NULL) {
       srv_repo_op_t *op = rec->queue_head;
       rec->queue_head = op->next;
-      op_done(r, op, shutting_down(op));
+      repo_op_done(r, op, shutting_down(op));
     }
     rec->queue_tail = NULL;
     if (rec->running != NULL && rec->running->kind == SRV_REPO_UNLOAD)
@@ -584,6 +616,9 @@ static void on_job_done(srv_repository_t *r, repo_job_t *job) {
       repo_poll_result(r, job);
       break;
     case JOB_REMOVE_DIR:
+      break;
+    case JOB_RESOLVE:
+      repo_ns_resolved(r, job);
       break;
   }
   repo_job_free(job);

@@ -34,6 +34,10 @@ typedef struct srv_repo_op {
   act_msg_t msg; /* to the repository actor; the asker's again in `done` */
   srv_repo_op_kind_t kind;
   const char *name;
+  /* With --model-namespacing, the namespace (repository root) meant; NULL
+   * means every namespace holding the name, as tritonserver loads and
+   * unloads a name in each repository that has it. Askers leave NULL. */
+  const char *ns;
   srv_load_override_t override; /* LOAD: all zero to load from the repositories */
   /* UNLOAD: also unload the models the ensemble's steps use, where no
    * other ensemble uses them and no asker loaded them (as tritonserver's
@@ -47,6 +51,7 @@ typedef struct srv_repo_op {
   srv_status_t *status;
   struct srv_repo_op *next; /* the repository's while the op is queued */
   int origin;               /* the repository's own (repo_internal.h): askers leave 0 */
+  bool part;                /* the repository's: one namespace's share of an op */
 } srv_repo_op_t;
 
 /** Starts the repository actor and its loader threads over an empty

@@ -204,6 +204,8 @@ static srv_status_t *step_outputs(ctx_t *c, const inference_ModelEnsembling_Step
   if (inference_ModelEnsembling_Step_output_map_size(s) == 0)
     return BAD(c, "must specify 'output_map' in step %u of ensemble '%s'", i, c->model);
   st->model_name = srv_arena_strview(c->arena, name);
+  upb_StringView ns = inference_ModelEnsembling_Step_model_namespace(s);
+  st->model_namespace = ns.size > 0 ? srv_arena_strview(c->arena, ns) : NULL;
   st->model_version = inference_ModelEnsembling_Step_model_version(s);
   entry_t *out = entries(c->arena, s, false, &st->output_count);
   st->outputs = srv_arena_alloc(c->arena, st->output_count * sizeof *st->outputs);

@@ -48,6 +48,7 @@ typedef struct {
 /** One step: a request to `model_name` at `model_version` (-1: latest). */
 typedef struct {
   const char *model_name;
+  const char *model_namespace; /* the repository's binding (namespaces), or NULL */
   int64_t model_version;
   srv_ens_binding_t *inputs; /* by model input name */
   uint32_t input_count;

@@ -27,8 +27,12 @@ static srv_status_t *models_acquire(srv_model_t *m, srv_ensemble_t *e,
   for (uint32_t s = 0; s < g->step_count; s++) {
     const srv_ens_step_t *st = &g->steps[s];
     srv_status_t *st_err =
-        srv_registry_acquire(m->server->registry, st->model_name, strlen(st->model_name),
-                             st->model_version, &e->models[s]);
+        st->model_namespace != NULL
+            ? srv_registry_acquire_ns(m->server->registry, st->model_namespace,
+                                      st->model_name, st->model_version, &e->models[s])
+            : srv_registry_acquire(m->server->registry, st->model_name,
+                                   strlen(st->model_name), st->model_version,
+                                   &e->models[s]);
     if (st_err == NULL) continue;
     srv_status_t *err =
         INVALID("%s: ensemble '%s' depends on '%s' which has no loaded version: %s",

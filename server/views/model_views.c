@@ -50,7 +50,7 @@ inference_ModelMetadataResponse *srv_view_model_metadata(srv_server_t *srv,
     inference_ModelMetadataResponse_add_versions(reply, copy(a, d.version_string), a);
   } else { /* the ready versions, as the registry has them now */
     const srv_registry_view_t *v = srv_registry_view_begin(srv->registry);
-    const srv_registry_entry_t *e = srv_registry_view_find(v, d.name, strlen(d.name));
+    const srv_registry_entry_t *e = srv_registry_view_find_model(v, m);
     for (size_t i = 0; e != NULL && i < e->version_count; i++) {
       srv_model_desc_t vd;
       srv_model_describe(e->versions[i], &vd);
@@ -253,7 +253,7 @@ srv_status_t *srv_view_model_statistics(srv_server_t *srv, upb_StringView name,
     for (size_t i = 0; i < srv_registry_view_count(view); i++)
       entry_stats(reply, srv_registry_view_at(view, i), -1, a);
   } else if (version.size == 0) {
-    const srv_registry_entry_t *e = srv_registry_view_find(view, name.data, name.size);
+    const srv_registry_entry_t *e = srv_registry_view_find_model(view, m);
     if (e != NULL) entry_stats(reply, e, -1, a);
   } else {
     stats_fill(inference_ModelStatisticsResponse_add_model_stats(reply, a), m, a);

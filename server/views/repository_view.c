@@ -70,6 +70,7 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
     const srv_registry_entry_t *e = i < n ? srv_registry_view_at(view, i) : NULL;
     const srv_repo_model_t *d = j < disk.count ? &disk.models[j] : NULL;
     int order = e == NULL ? 1 : d == NULL ? -1 : strcmp(e->name, d->name);
+    if (order == 0) order = srv_repo_ns_cmp(e->ns, d->ns); /* namespaces */
     if (order <= 0) {
       entry_rows(reply, e, ready_only, a);
       i++;

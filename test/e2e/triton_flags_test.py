@@ -3,9 +3,11 @@
 load override wins; polling sees edits of the custom file),
 --model-load-retry-count (a failing version is created again that many
 times), --id (ServerMetadata's name on gRPC and HTTP), --reuse-grpc-port and
---reuse-http-port (SO_REUSEPORT), and the flags of features Nereid lacks,
-refused naming the feature."""
+--reuse-http-port (SO_REUSEPORT), --host-policy (cpu-cores and numa-node
+read back from the kernel for the instances' threads), and the flags of
+features Nereid lacks, refused naming the feature."""
 
+import ctypes
 import json
 import os
 import shutil
@@ -172,37 +174,95 @@ class ReusePorts(unittest.TestCase):
             harness.stop_clean(server)
 
 
+def cpu_list(text):
+    """The kernel's CPU list form, "0-3,6", as a set."""
+    cpus = set()
+    for part in filter(None, text.strip().split(",")):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def numa_usable():
+    """Whether this process may set NUMA memory policies (not under a
+    seccomp profile that forbids them): libnuma's own probe."""
+    return ctypes.CDLL("libnuma.so.1").numa_available() == 0
+
+
 class HostPolicy(unittest.TestCase):
     """cpu-cores is the CPU affinity of the threads of the instances whose
-    host policy it names: the group's host_policy, else "cpu"."""
+    host policy it names: the group's host_policy, else "cpu". numa-node
+    binds their memory to the node (the kernel shows "bind:<node>" for the
+    thread), and without cpu-cores runs them on the node's CPUs."""
 
-    def test_cpu_cores_bind_instance_threads(self):
+    def test_cpu_cores_and_numa_node_bind_instance_threads(self):
+        numa = numa_usable()
+        flags = ["--host-policy=cpu,cpu-cores=0", "--host-policy=pinned,cpu-cores=1",
+                 "--host-policy=offline,cpu-cores=1023"]
+        models = [("by_kind", [{"kind": "KIND_CPU"}]),
+                  ("by_name", [{"kind": "KIND_CPU", "hostPolicy": "pinned"}])]
+        if numa:
+            flags += ["--host-policy=pinned,numa-node=0", "--host-policy=node,numa-node=0"]
+            models.append(("by_node", [{"kind": "KIND_CPU", "hostPolicy": "node"}]))
         records = tempfile.mkdtemp(prefix="records", dir=os.environ.get("TEST_TMPDIR"))
-        server = Server("--model-control-mode=explicit", "--host-policy=cpu,cpu-cores=0",
-                        "--host-policy=pinned,cpu-cores=1",
+        server = Server("--model-control-mode=explicit", *flags,
                         backends=harness.TEST_BACKENDS,
                         env={"NEREID_RECORD_DIR": records})
         try:
             stub = server.inference()
-            for name, groups in (("by_kind", [{"kind": "KIND_CPU"}]),
-                                 ("by_name", [{"kind": "KIND_CPU", "hostPolicy": "pinned"}])):
+            for name, groups in models:
                 req = pb.RepositoryModelLoadRequest(model_name=name)
                 req.parameters["config"].string_param = harness.recorder_config(name, groups)
                 req.parameters["file:1/README.md"].bytes_param = b"triton_flags_test"
                 stub.RepositoryModelLoad(req)
                 stub.ModelInfer(harness.int32_request(name, [1, 2]))
-            allowed = {}
-            for name in ("by_kind", "by_name"):
+            allowed, memory = {}, {}
+            for name, _ in models:
                 with open(os.path.join(records, name + ".log")) as f:
                     start = [dict(kv.split("=", 1) for kv in line.split()[1:])
                              for line in f if line.startswith("execute_start")][0]
-                status = "/proc/%d/task/%s/status" % (server.proc.pid, start["tid"])
-                with open(status) as f:
-                    allowed[name] = [line.split()[1] for line in f
-                                     if line.startswith("Cpus_allowed_list")][0]
-            self.assertEqual(allowed, {"by_kind": "0", "by_name": "1"})
+                task = "/proc/%d/task/%s/" % (server.proc.pid, start["tid"])
+                with open(task + "status") as f:
+                    allowed[name] = cpu_list([line.split()[1] for line in f
+                                              if line.startswith("Cpus_allowed_list")][0])
+                with open(task + "numa_maps") as f:
+                    memory[name] = f.readline().split()[1]
+            expected = {"by_kind": {0}, "by_name": {1}}
+            if numa:
+                with open("/sys/devices/system/node/node0/cpulist") as f:
+                    expected["by_node"] = cpu_list(f.read()) & os.sched_getaffinity(0)
+            self.assertEqual(allowed, expected)
+            self.assertEqual(memory["by_kind"], "default")
+            if numa:
+                self.assertEqual(memory["by_name"], "bind:0")
+                self.assertEqual(memory["by_node"], "bind:0")
+            else:
+                print("no NUMA memory policies here: numa-node not applied")
+            # A policy that cannot be applied (no core 1023 online) fails
+            # the load, naming the instance and the policy, as in Triton.
+            req = pb.RepositoryModelLoadRequest(model_name="offline")
+            req.parameters["config"].string_param = harness.recorder_config(
+                "offline", [{"kind": "KIND_CPU", "hostPolicy": "offline"}])
+            req.parameters["file:1/README.md"].bytes_param = b"triton_flags_test"
+            with self.assertRaises(grpc.RpcError) as failed:
+                stub.RepositoryModelLoad(req)
+            self.assertIn("host policy 'offline': cannot run on cpu-cores 1023",
+                          failed.exception.details())
         finally:
             harness.stop_clean(server)
+
+    def test_absent_numa_node_refused(self):
+        absent = ctypes.CDLL("libnuma.so.1").numa_max_node() + 1
+        setting = "gpu_0,numa-node=%d" % absent
+        code, out = run_nereid("--model-repository=" + new_root(), "--grpc-port=0",
+                               "--host-policy=" + setting)
+        self.assertNotEqual(code, 0, out)
+        if numa_usable():
+            self.assertIn("--host-policy '%s': NUMA node %d is not a node this process "
+                          "may allocate memory on" % (setting, absent), out)
+        else:
+            self.assertIn("--host-policy '%s': this process cannot set NUMA memory "
+                          "policies" % setting, out)
 
 
 class MissingFeatures(unittest.TestCase):
@@ -215,8 +275,6 @@ class MissingFeatures(unittest.TestCase):
     def test_refused_naming_the_feature(self):
         self.refused("--response-cache-byte-size=1048576", "Nereid has no response cache")
         self.refused("--cache-config=local,size=1048576", "Nereid has no response cache")
-        self.refused("--model-namespacing=true", "Nereid has no model namespaces")
-        self.refused("--host-policy=gpu_0,numa-node=0", "Nereid binds no memory to NUMA nodes")
 
     def test_defaults_accepted(self):
         server = Server("--rate-limit=off", "--response-cache-byte-size=0",
