@@ -80,6 +80,18 @@ static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *f
   return err;
 }
 
+/* flag_add of --flag=text once the setter's own check (st) passed; its
+ * refusal is INVALID_ARG naming the function. */
+static TRITONSERVER_Error *checked_flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                            srv_status_t *st, const char *flag,
+                                            const char *text) {
+  if (st == NULL) return flag_add(o, fn, flag, "%s", text);
+  TRITONSERVER_Error *err =
+      api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn, srv_status_message(st));
+  srv_status_free(st);
+  return err;
+}
+
 static const char *bool_text(bool b) { return b ? "true" : "false"; }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsNew(TRITONSERVER_ServerOptions **options) {
@@ -246,14 +258,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: setting too long", fn);
   srv_metrics_config_t scratch;
   srv_metrics_config_init(&scratch);
-  srv_status_t *st = srv_metrics_config_parse(&scratch, text);
-  if (st != NULL) {
-    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
-                                            srv_status_message(st));
-    srv_status_free(st);
-    return err;
-  }
-  return flag_add(o, fn, "metrics-config", "%s", text);
+  return checked_flag_add(o, fn, srv_metrics_config_parse(&scratch, text),
+                          "metrics-config", text);
 }
 
 /* ---- More of tritonserver's flags (README.md, "Flags") --------------------- */
@@ -350,14 +356,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsAddRateLimiterResource(
   char text[SRV_RATE_RESOURCE_NAME_MAX + 64];
   snprintf(text, sizeof text, "%.*s:%zu:%d", (int)SRV_RATE_RESOURCE_NAME_MAX + 1, name,
            count, device);
-  srv_status_t *st = srv_options_rate_resource_check(text);
-  if (st != NULL) {
-    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
-                                            srv_status_message(st));
-    srv_status_free(st);
-    return err;
-  }
-  return flag_add(o, fn, "rate-limit-resource", "%s", text);
+  return checked_flag_add(o, fn, srv_options_rate_resource_check(text),
+                          "rate-limit-resource", text);
 }
 
 /* --host-policy: cpu-cores sets the CPU affinity of the instances of that
