@@ -6,6 +6,7 @@ load("//tools/bazel:copts.bzl", "NEREID_COPTS")
 # other's internals. Frontends are not among them: they use //server/core.
 CORE_PACKAGES = [
     "//server/bls:__pkg__",
+    "//server/cache:__pkg__",
     "//server/core:__pkg__",
     "//server/model:__pkg__",
     "//server/repository:__pkg__",

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/cache/cache_config.h"
 #include "server/common/host_policy.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -377,15 +378,11 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   for (size_t i = 0; i < opt->rate_limit_resource_count && st == NULL; i++)
     st = srv_options_rate_resource_check(opt->rate_limit_resources[i]);
   if (st != NULL) return st;
-  if (opt->response_cache_byte_size > 0)
-    return LACKS(
-        "--response-cache-byte-size=%llu: Nereid has no response cache (only 0 "
-        "is accepted)",
-        (unsigned long long)opt->response_cache_byte_size);
-  if (opt->cache_config_count > 0)
-    return LACKS("--cache-config '%s': Nereid has no response cache",
-                 opt->cache_configs[0]);
-  return NULL;
+  srv_cache_choice_t cache;
+  srv_status_t *cst = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
+                                             opt->response_cache_byte_size, &cache);
+  srv_cache_choice_free(&cache);
+  return cst;
 }
 
 srv_status_t *srv_options_validate(const srv_options_t *opt) {

@@ -130,16 +130,15 @@ typedef struct {
   size_t model_load_gpu_limit_count;
   char **host_policies; /* --host-policy, <name>,<key>=<value> (common/host_policy.h) */
   size_t host_policy_count;
-  char *cache_directory;     /* --cache-directory: a search path, no cache */
+  char *cache_directory;     /* --cache-directory: where cache libraries are */
   char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
   char *rate_limit;          /* --rate-limit: off or execution_count, any case */
   char **rate_limit_resources; /* --rate-limit-resource, <name>:<count>[:<device>] */
   size_t rate_limit_resource_count;
   bool model_namespacing; /* --model-namespacing */
-  /* Features Nereid lacks: recognized, refused by srv_options_validate
-   * beyond the value that asks for nothing. */
-  uint64_t response_cache_byte_size; /* --response-cache-byte-size, only 0 */
-  char **cache_configs;              /* --cache-config */
+  /* The response cache (../cache/cache_config.h checks them). */
+  uint64_t response_cache_byte_size; /* --response-cache-byte-size: local's size */
+  char **cache_configs;              /* --cache-config <cache>,<key>=<value> */
   size_t cache_config_count;
 } srv_options_t;
 

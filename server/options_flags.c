@@ -224,8 +224,9 @@ const flag_t srv_option_flags[] = {
      "the server take GPU memory; repeatable; 0 means no pool (default 64 MiB per "
      "GPU, as tritonserver)."},
     {"pinned-memory-pool-byte-size", FLAG_U64, OPT(pinned_memory_pool_byte_size), 0, 0,
-     "Bytes of the page-locked host memory pool, created when a GPU exists; 0 means "
-     "no pool (default 268435456, as tritonserver)."},
+     "Bytes of the page-locked host memory pool, created when a GPU exists; with "
+     "--host-policy numa-node settings one pool of this size on each NUMA node they "
+     "name; 0 means no pool (default 268435456, as tritonserver)."},
     /* Tracing: values are checked by srv_trace_config_check. */
     {"trace-config", FLAG_STRING_LIST, OPT(trace_configs), 0, 0,
      "A trace setting [<mode>,]<key>=<value>, repeatable: level=OFF|TIMESTAMPS|TENSORS "
@@ -286,7 +287,9 @@ const flag_t srv_option_flags[] = {
      "their memory to that NUMA node (and, without cpu-cores, runs them on its "
      "CPUs)."},
     {"cache-directory", FLAG_STRING, OPT(cache_directory), 0, 0,
-     "Folder of response cache libraries; accepted, no cache is ever loaded."},
+     "Folder of response cache libraries: --cache-config=<name>,... loads "
+     "<dir>/<name>/libtritoncache_<name>.so (default /opt/tritonserver/caches); "
+     "local is built in."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
      "Folder of repository agents; accepted, a model whose config names an agent "
      "fails to load."},
@@ -304,9 +307,12 @@ const flag_t srv_option_flags[] = {
      "given for its name. Without any, a resource has the largest count one "
      "instance asks for."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
-     "0 only (the default): Nereid has no response cache."},
+     "Deprecated: the same as --cache-config=local,size=<bytes> (default 0: no "
+     "cache)."},
     {"cache-config", FLAG_STRING_LIST, OPT(cache_configs), 0, 0,
-     "<cache>,<key>=<value>: refused, Nereid has no response cache."},
+     "<cache>,<key>=<value>, repeatable: the response cache shared by models whose "
+     "config sets response_cache { enable: true }: local,size=<bytes> (built in), or "
+     "a cache library's name and settings."},
     {"help", FLAG_BOOL, OPT(help), 0, 0, "Print this help and exit."},
     {"version", FLAG_BOOL, OPT(version), 0, 0,
      "Print Nereid's version, and the Triton release it answers as, and exit."},

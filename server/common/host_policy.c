@@ -225,6 +225,12 @@ static void cpus_restore(const srv_host_policy_saved_t *saved) {
     SRV_ERROR("host policy: cannot give a thread its CPUs back: %s", strerror(rc));
 }
 
+/* The node the thread's memory is bound to, as srv_host_policy_thread_node
+ * answers it; THREAD_NODE_UNKNOWN until set or asked. Per thread: only that
+ * thread reads or writes it. */
+#define THREAD_NODE_UNKNOWN (-2)
+static _Thread_local int thread_node = THREAD_NODE_UNKNOWN;
+
 /* MPOL_BIND to `node`, the thread's previous policy kept in *saved. */
 static srv_status_t *memory_bind(const char *policy, int node,
                                  srv_host_policy_saved_t *saved) {
@@ -236,7 +242,56 @@ static srv_status_t *memory_bind(const char *policy, int node,
                           "host policy '%s': cannot bind memory to NUMA node %d: %s",
                           policy, node, strerror(errno));
   saved->node = node;
+  saved->thread_node = thread_node;
+  thread_node = node;
   return NULL;
+}
+
+srv_status_t *srv_host_policy_memory_enter(const char *policy, int node,
+                                           srv_host_policy_saved_t *saved) {
+  saved->cores = 0;
+  saved->node = -1;
+  return memory_bind(policy, node, saved);
+}
+
+int srv_host_policy_thread_node(void) {
+  if (thread_node != THREAD_NODE_UNKNOWN) return thread_node;
+  /* Once per thread: a thread created under a policy inherits the bind
+   * without entering it. One node set: that node; none or several: -1. */
+  unsigned long mask[SRV_HOST_POLICY_NODES / LONG_BITS] = {0};
+  int mode, node = -1, count = 0;
+  if (get_mempolicy(&mode, mask, NODE_MASK_MAXNODE, NULL, 0) == 0)
+    for (size_t w = 0; w < sizeof mask / sizeof mask[0]; w++)
+      for (unsigned b = 0; b < LONG_BITS; b++)
+        if (mask[w] & (1UL << b)) {
+          node = (int)(w * LONG_BITS + b);
+          count++;
+        }
+  thread_node = count == 1 ? node : -1;
+  return thread_node;
+}
+
+size_t srv_host_policy_nodes(char *const *settings, size_t n, int *nodes, size_t max) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++) {
+    setting_t s, later;
+    int node;
+    if (!setting_split(settings[i], &s) || strcmp(s.key, "numa-node") != 0 ||
+        !node_parse(s.value, &node))
+      continue;
+    bool last = true; /* a later numa-node of the same policy wins */
+    for (size_t j = i + 1; j < n && last; j++)
+      last =
+          !(setting_split(settings[j], &later) && strcmp(later.key, "numa-node") == 0 &&
+            strcmp(later.policy, s.policy) == 0);
+    size_t at = 0;
+    while (at < count && nodes[at] < node) at++;
+    if (!last || (at < count && nodes[at] == node) || count == max) continue;
+    memmove(&nodes[at + 1], &nodes[at], (count - at) * sizeof nodes[0]);
+    nodes[at] = node;
+    count++;
+  }
+  return count;
 }
 
 srv_status_t *srv_host_policy_enter(char *const *settings, size_t n, const char *policy,
@@ -279,6 +334,7 @@ srv_status_t *srv_host_policy_enter(char *const *settings, size_t n, const char 
 
 void srv_host_policy_leave(const srv_host_policy_saved_t *saved) {
   if (saved->node >= 0) {
+    thread_node = saved->thread_node;
     /* The mode comes back with its flags, as set_mempolicy takes it;
      * MPOL_DEFAULT takes no nodes. */
     int rc = saved->mode == MPOL_DEFAULT

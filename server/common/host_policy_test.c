@@ -121,10 +121,17 @@ static int mode_now(unsigned long *nodes) {
   return mode;
 }
 
-/* A thread started under a policy: it inherits the memory binding. */
+/* A thread started under a policy: it inherits the memory binding, and
+ * srv_host_policy_thread_node finds the node without entering a policy. */
+typedef struct {
+  int mode, node;
+} child_t;
+
 static void *child_mode(void *arg) {
   unsigned long nodes[SRV_HOST_POLICY_NODES / (8 * sizeof(unsigned long))] = {0};
-  *(int *)arg = mode_now(nodes);
+  child_t *c = arg;
+  c->mode = mode_now(nodes);
+  c->node = srv_host_policy_thread_node();
   return NULL;
 }
 
@@ -144,19 +151,23 @@ static void numa_apply(int node) {
   cpu_set_t before, set;
   CHECK(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
   CHECK(mode_now(nodes) == MPOL_DEFAULT);
+  CHECK(srv_host_policy_thread_node() == -1);
 
   REQUIRE(srv_host_policy_enter(list, 5, "bound", &saved) == NULL);
   CHECK(saved.node == node);
+  CHECK(srv_host_policy_thread_node() == node);
   CHECK(mode_now(nodes) == MPOL_BIND && nodes[word] == bit);
   CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
   CHECK(saved.cores == 0 || CPU_COUNT(&set) == saved.cores);
-  int child = -1;
+  child_t child = {-1, -1};
   pthread_t t;
   REQUIRE(pthread_create(&t, NULL, child_mode, &child) == 0);
   pthread_join(t, NULL);
-  CHECK(child == MPOL_BIND);
+  CHECK(child.mode == MPOL_BIND);
+  CHECK(child.node == node);
   srv_host_policy_leave(&saved);
   CHECK(mode_now(nodes) == MPOL_DEFAULT);
+  CHECK(srv_host_policy_thread_node() == -1);
   CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
   CHECK(CPU_EQUAL(&set, &before));
 
@@ -196,6 +207,45 @@ static void threads_bound(void) {
   pthread_join(t, NULL);
 }
 
+/* Memory only, as the pinned pools bind it: the CPUs stay. */
+static void memory_only(int node) {
+  unsigned long nodes[SRV_HOST_POLICY_NODES / (8 * sizeof(unsigned long))];
+  cpu_set_t before, set;
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
+  srv_host_policy_saved_t saved;
+  REQUIRE(srv_host_policy_memory_enter("pool", node, &saved) == NULL);
+  CHECK(saved.cores == 0 && saved.node == node);
+  CHECK(mode_now(nodes) == MPOL_BIND);
+  CHECK(srv_host_policy_thread_node() == node);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(CPU_EQUAL(&set, &before));
+  srv_host_policy_leave(&saved);
+  CHECK(mode_now(nodes) == MPOL_DEFAULT);
+  CHECK(srv_host_policy_thread_node() == -1);
+}
+
+static void *memory_only_on_thread(void *arg) {
+  memory_only(*(int *)arg);
+  return NULL;
+}
+
+static void nodes_named(void) {
+  /* Each policy's last numa-node, distinct, ascending. */
+  char *list[] = {"a,numa-node=7", "b,numa-node=3",    "b,numa-node=1", "c,cpu-cores=0",
+                  "d,numa-node=7", "e,numa-node=1023", "f,numa-node=0"};
+  int nodes[8];
+  size_t n = srv_host_policy_nodes(list, 7, nodes, 8);
+  REQUIRE(n == 4);
+  CHECK(nodes[0] == 0 && nodes[1] == 1 && nodes[2] == 7 && nodes[3] == 1023);
+  CHECK(srv_host_policy_nodes(list, 3, nodes, 8) == 2);
+  CHECK(srv_host_policy_nodes(list + 3, 1, nodes, 8) == 0);
+  if (!numa_usable()) return;
+  int node = first_node();
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, memory_only_on_thread, &node) == 0);
+  pthread_join(t, NULL);
+}
+
 static void json(void) {
   char *list[] = {"cpu,cpu-cores=0-1", "gpu_0,cpu-cores=5", "cpu,cpu-cores=2,4-5",
                   "gpu_0,numa-node=1", "gpu_0,numa-node=0"};
@@ -211,4 +261,4 @@ static void json(void) {
 }
 
 UNIT_MAIN("host_policy", UNIT_CASE(forms), UNIT_CASE(numa_nodes_checked),
-          UNIT_CASE(threads_bound), UNIT_CASE(json))
+          UNIT_CASE(threads_bound), UNIT_CASE(nodes_named), UNIT_CASE(json))

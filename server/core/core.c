@@ -2,7 +2,10 @@
 #include "server/core/core.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
+#include "server/cache/cache.h"
+#include "server/cache/cache_config.h"
 #include "server/common/deadline.h"
 #include "server/cuda/memory.h"
 #include "server/sched/rate_limiter.h"
@@ -15,15 +18,36 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
   *srv = (srv_server_t){.options = opt};
   atomic_init(&srv->state, SRV_STATE_STARTING);
   atomic_init(&srv->cancelling, false);
+  /* The response cache, before any model: models attach to it at load.
+   * The flags were checked at start-up (options.c); this fails only for a
+   * size too small for the cache's own index. */
+  srv_cache_choice_t cache;
+  srv_status_t *st = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
+                                            opt->response_cache_byte_size, &cache);
+  if (st == NULL && cache.name != NULL) {
+    if (strcmp(cache.name, "local") == 0)
+      st = srv_cache_new(cache.local_size, &srv->cache);
+    else /* tritonserver's default folder */
+      st =
+          srv_cache_new_library(opt->cache_directory != NULL ? opt->cache_directory
+                                                             : "/opt/tritonserver/caches",
+                                cache.name, cache.config_json, &srv->cache);
+  }
+  srv_cache_choice_free(&cache);
+  if (st != NULL) return st;
   /* Before any request: the flags were checked at start-up already
    * (srv_trace_config_check), so this fails only without a thread. */
   srv_trace_config_t trace;
-  srv_status_t *st = srv_trace_config_parse(opt, &trace);
+  st = srv_trace_config_parse(opt, &trace);
   if (st == NULL) {
     st = srv_tracer_new(&trace, &srv->tracer);
     srv_trace_config_free(&trace);
   }
-  if (st != NULL) return st;
+  if (st != NULL) {
+    srv_cache_free(srv->cache);
+    srv->cache = NULL;
+    return st;
+  }
   act_config_t config = {.workers = (unsigned)opt->worker_threads, .batch = 0};
   srv->runtime = act_runtime_new(&config);
   if (srv->runtime == NULL)
@@ -35,6 +59,8 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
       act_runtime_quiesce(srv->runtime);
       act_runtime_free(srv->runtime);
       srv->runtime = NULL;
+      srv_cache_free(srv->cache);
+      srv->cache = NULL;
       return st;
     }
   }
@@ -90,6 +116,8 @@ void srv_core_free(srv_server_t *srv) {
   srv->limiter = NULL;
   srv_shm_free(srv->shm); /* no request holds a region any more */
   srv_tracer_free(srv->tracer); /* every trace released: the files close */
+  srv_cache_free(srv->cache);   /* no model, so no request, uses it any more */
+  srv->cache = NULL;
   srv->tracer = NULL;
   srv->shm = NULL;
   srv->repository = NULL;

@@ -45,6 +45,7 @@ typedef struct srv_server {
   srv_tracer_t *tracer;         /* trace settings, sampling, the trace file */
   struct srv_rl *limiter;       /* --rate-limit=execution_count; NULL when off */
   bool limiter_stopped;         /* the main thread's (srv_core_quiesce) */
+  struct srv_cache *cache;      /* the response cache (../cache/); NULL: none */
   _Atomic int state;            /* srv_state_t */
   /* Set once, by srv_core_cancel when the exit timeout expired: every
    * request counts as cancelled from then on. */

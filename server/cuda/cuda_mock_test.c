@@ -3,9 +3,14 @@
  * GPU, the memory manager, copies. KIND_GPU groups against the same mock:
  * server/model/model_gpu_test.c; what only a real GPU shows (kernels, IPC)
  * is in test/e2e/gpu_test.py. */
+#include <numa.h>
+#include <numaif.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "server/common/host_policy.h"
 #include "server/cuda/cuda.h"
 #include "server/cuda/memory.h"
 #include "test/unit/unit.h"
@@ -87,5 +92,98 @@ static void pools_per_gpu_and_pinned(void) {
   srv_options_free(&opt);
 }
 
+/* The node of the pinned pool that the calling thread allocates from, into
+ * *arg; also a thread's body (an instance's, started under its policy). */
+static void *pinned_node_here(void *arg) {
+  void *p = NULL;
+  if (srv_cuda_pool_alloc(TRITONSERVER_MEMORY_CPU_PINNED, 0, 256, &p) == NULL) {
+    *(int *)arg = srv_cuda_pool_pinned_node(p);
+    srv_cuda_pool_free(TRITONSERVER_MEMORY_CPU_PINNED, 0, p);
+  }
+  return NULL;
+}
+
+typedef struct {
+  char **policies;
+  size_t count;
+  int node, entered, child, unbound;
+} policy_thread_t;
+
+/* A thread that enters the policy (as a loader does), allocates, starts a
+ * child under it, leaves, and allocates again. */
+static void *pinned_under_policy(void *arg) {
+  policy_thread_t *t = arg;
+  srv_host_policy_saved_t saved;
+  if (srv_host_policy_enter(t->policies, t->count, "gpu_0", &saved) != NULL) return NULL;
+  pinned_node_here(&t->entered);
+  pthread_t c;
+  if (pthread_create(&c, NULL, pinned_node_here, &t->child) == 0) pthread_join(c, NULL);
+  srv_host_policy_leave(&saved);
+  pinned_node_here(&t->unbound);
+  return NULL;
+}
+
+/* The pinned pool of a node a policy names is cudaHostAlloc'd with the
+ * memory bound to that node (the mock logs the calling thread's policy),
+ * the main thread's policy given back; threads under the policy, and
+ * those they start, allocate from it. This machine's nodes: one pool per
+ * node, the first serving threads without a node. */
+static void pinned_pool_bound_to_its_node(void) {
+  if (get_mempolicy(NULL, NULL, 0, NULL, 0) != 0) {
+    fprintf(stderr, "  no NUMA memory policies here: skipped\n");
+    return;
+  }
+  int node = -1;
+  for (int n = 0; n <= numa_max_node() && node < 0; n++)
+    if (numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)n)) node = n;
+  REQUIRE(node >= 0 && node < 64);
+  char log_path[512], policy[64], needle[96];
+  const char *tmp = getenv("TEST_TMPDIR");
+  snprintf(log_path, sizeof log_path, "%s/mock_cuda.log", tmp ? tmp : "/tmp");
+  remove(log_path);
+  snprintf(policy, sizeof policy, "--host-policy=gpu_0,numa-node=%d", node);
+  srv_options_t opt;
+  char *argv[] = {"nereid",
+                  "--cuda-memory-pool-byte-size=0:0",
+                  "--cuda-memory-pool-byte-size=1:0",
+                  "--pinned-memory-pool-byte-size=8192",
+                  policy,
+                  NULL};
+  REQUIRE(srv_options_parse(&opt, 5, argv) == NULL);
+  setenv("NEREID_MOCK_CUDA_LOG", log_path, 1);
+  srv_cuda_pools_init(&opt);
+  unsetenv("NEREID_MOCK_CUDA_LOG");
+  char text[1024] = {0};
+  FILE *f = fopen(log_path, "r");
+  REQUIRE(f != NULL);
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = '\0';
+  snprintf(needle, sizeof needle, "host_alloc bytes=8192 mempolicy=%d nodes=0x%lx ",
+           MPOL_BIND, 1UL << node);
+  CHECK(strstr(text, needle) != NULL);
+  if (strstr(text, needle) == NULL) fprintf(stderr, "  mock log: %s\n", text);
+  int mode = -1;
+  CHECK(get_mempolicy(&mode, NULL, 0, NULL, 0) == 0 && mode == MPOL_DEFAULT);
+
+  int mine = -9;
+  pinned_node_here(&mine);
+  CHECK(mine == node);
+  policy_thread_t t = {.policies = opt.host_policies,
+                       .count = opt.host_policy_count,
+                       .entered = -9,
+                       .child = -9,
+                       .unbound = -9};
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, pinned_under_policy, &t) == 0);
+  pthread_join(th, NULL);
+  CHECK(t.entered == node);
+  CHECK(t.child == node);
+  CHECK(t.unbound == node);
+  CHECK_EQ_U64(srv_cuda_pool_used(TRITONSERVER_MEMORY_CPU_PINNED, 0), 0);
+  srv_cuda_pools_fini();
+  srv_options_free(&opt);
+}
+
 UNIT_MAIN("cuda_mock", UNIT_CASE(mock_gpus_are_found),
-          UNIT_CASE(pools_per_gpu_and_pinned))
+          UNIT_CASE(pools_per_gpu_and_pinned), UNIT_CASE(pinned_pool_bound_to_its_node))

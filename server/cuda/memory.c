@@ -1,4 +1,5 @@
-/* GPU and pinned pools over CUDA memory (see memory.h). The pool table is
+/* GPU pools over CUDA memory, and the dispatch by memory type to them, to
+ * the pinned pools (pinned.c) or to malloc (see memory.h). The pool table is
  * written by the main thread in init, before any model thread exists, and
  * only read afterwards; each pool has its own lock. */
 #include "server/cuda/memory.h"
@@ -9,18 +10,18 @@
 #include "server/common/log.h"
 #include "server/cuda/cuda.h"
 #include "server/cuda/memory_pool.h"
+#include "server/cuda/pinned.h"
 
 /** Most GPUs that get a pool; more are not served by the pools. */
 #define SRV_CUDA_POOL_DEVICES_MAX 64
 
 typedef struct {
   srv_pool_t *pool;
-  void *base; /* what cudaMalloc / cudaHostAlloc gave */
+  void *base; /* what cudaMalloc gave */
 } cuda_pool_t;
 
 static cuda_pool_t gpu_pools[SRV_CUDA_POOL_DEVICES_MAX];
 static int gpu_pool_devices; /* devices that the table covers */
-static cuda_pool_t pinned_pool;
 /* Relaxed: only keeps the fallback's warning to one line. */
 static atomic_bool pinned_fallback_warned;
 
@@ -47,7 +48,7 @@ static void gpu_pool_create(int device, uint64_t bytes) {
 }
 
 void srv_cuda_pools_init(const srv_options_t *opt) {
-  if (gpu_pool_devices > 0 || pinned_pool.pool != NULL) {
+  if (gpu_pool_devices > 0 || srv_pinned_pools_exist()) {
     SRV_WARN("CUDA memory pools exist already: not created again");
     return;
   }
@@ -65,31 +66,7 @@ void srv_cuda_pools_init(const srv_options_t *opt) {
   gpu_pool_devices = devices;
   for (int d = 0; d < devices; d++)
     gpu_pool_create(d, srv_options_cuda_pool_bytes(opt, d));
-  uint64_t pinned = opt->pinned_memory_pool_byte_size;
-  if (pinned == 0) {
-    SRV_INFO("Pinned memory pool disabled");
-    return;
-  }
-  srv_status_t *st = srv_cuda_host_alloc(pinned, &pinned_pool.base);
-  if (st != NULL) {
-    SRV_WARN(
-        "Unable to allocate pinned system memory, pinned memory pool will not be "
-        "available: %s",
-        srv_status_message(st));
-    srv_status_free(st);
-    return;
-  }
-  pinned_pool.pool =
-      srv_pool_new((uintptr_t)pinned_pool.base, pinned, SRV_POOL_BLOCKS_MAX);
-  if (pinned_pool.pool == NULL) {
-    SRV_WARN("Pinned memory pool disabled: %llu bytes is too small",
-             (unsigned long long)pinned);
-    srv_cuda_host_free(pinned_pool.base);
-    pinned_pool.base = NULL;
-    return;
-  }
-  SRV_INFO("Pinned memory pool is created at '%p' with size %llu", pinned_pool.base,
-           (unsigned long long)pinned);
+  srv_pinned_pools_init(opt);
 }
 
 void srv_cuda_pools_fini(void) {
@@ -99,9 +76,7 @@ void srv_cuda_pools_fini(void) {
     gpu_pools[d] = (cuda_pool_t){0};
   }
   gpu_pool_devices = 0;
-  srv_pool_delete(pinned_pool.pool);
-  srv_cuda_host_free(pinned_pool.base);
-  pinned_pool = (cuda_pool_t){0};
+  srv_pinned_pools_fini();
 }
 
 static srv_status_t *gpu_alloc(int64_t device, size_t n, void **ptr) {
@@ -143,19 +118,14 @@ srv_status_t *srv_cuda_pool_alloc(TRITONSERVER_MemoryType type, int64_t device, 
   switch (type) {
     case TRITONSERVER_MEMORY_GPU:
       return gpu_alloc(device, n, ptr);
-    case TRITONSERVER_MEMORY_CPU_PINNED: {
-      uintptr_t p;
-      if (pinned_pool.pool != NULL && srv_pool_alloc(pinned_pool.pool, n, &p)) {
-        *ptr = (void *)p;
-        return NULL;
-      }
-      if (pinned_pool.pool != NULL &&
+    case TRITONSERVER_MEMORY_CPU_PINNED:
+      if (srv_pinned_alloc(n, ptr)) return NULL;
+      if (srv_pinned_pools_exist() &&
           !atomic_exchange_explicit(&pinned_fallback_warned, true, memory_order_relaxed))
         SRV_WARN(
             "failed to allocate pinned system memory, falling back to non-pinned "
             "system memory");
       return host_alloc(n, ptr);
-    }
     case TRITONSERVER_MEMORY_CPU:
       return host_alloc(n, ptr);
   }
@@ -175,12 +145,7 @@ void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr)
       return;
     }
     case TRITONSERVER_MEMORY_CPU_PINNED:
-      if (pinned_pool.pool != NULL && srv_pool_owns(pinned_pool.pool, (uintptr_t)ptr)) {
-        if (!srv_pool_release(pinned_pool.pool, (uintptr_t)ptr))
-          SRV_ERROR("freeing pinned memory %p that its pool did not give", ptr);
-        return;
-      }
-      free(ptr); /* the non-pinned fallback */
+      if (!srv_pinned_release(ptr)) free(ptr); /* the non-pinned fallback */
       return;
     case TRITONSERVER_MEMORY_CPU:
       free(ptr);
@@ -190,14 +155,15 @@ void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr)
 }
 
 bool srv_cuda_pool_pinned(const void *ptr) {
-  return pinned_pool.pool != NULL && srv_pool_owns(pinned_pool.pool, (uintptr_t)ptr);
+  return srv_pinned_node(ptr) != SRV_CUDA_PINNED_NODE_NONE;
 }
 
+int srv_cuda_pool_pinned_node(const void *ptr) { return srv_pinned_node(ptr); }
+
 size_t srv_cuda_pool_used(TRITONSERVER_MemoryType type, int64_t device) {
+  if (type == TRITONSERVER_MEMORY_CPU_PINNED) return srv_pinned_used();
   srv_pool_t *pool = NULL;
   if (type == TRITONSERVER_MEMORY_GPU && device >= 0 && device < gpu_pool_devices)
     pool = gpu_pools[device].pool;
-  else if (type == TRITONSERVER_MEMORY_CPU_PINNED)
-    pool = pinned_pool.pool;
   return pool != NULL ? srv_pool_used(pool) : 0;
 }

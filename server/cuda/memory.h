@@ -1,6 +1,7 @@
 /* The server's GPU and pinned memory: one pool per GPU (cudaMalloc'd at
- * start-up, --cuda-memory-pool-byte-size) and one pinned host pool
- * (cudaHostAlloc'd, --pinned-memory-pool-byte-size). Process-wide, as
+ * start-up, --cuda-memory-pool-byte-size) and pinned host pools
+ * (cudaHostAlloc'd, --pinned-memory-pool-byte-size each): one, or one per
+ * NUMA node that a host policy names (pinned.h). Process-wide, as
  * Triton's: the backend memory manager has no server to hang them on.
  * Alloc and free from any thread; init and fini from the main thread,
  * before the first and after the last model. See cuda.md. */
@@ -34,7 +35,8 @@ void srv_cuda_pools_fini(void);
  *    for a device the server does not have; INTERNAL, "Failed to allocate
  *    CUDA memory with byte size N on GPU D: out of memory", when the pool
  *    is full (as Triton: no cudaMalloc fallback, a pool is the bound).
- *  - TRITONSERVER_MEMORY_CPU_PINNED: from the pinned pool; ordinary host
+ *  - TRITONSERVER_MEMORY_CPU_PINNED: from the pinned pool of the calling
+ *    thread's NUMA node (the first pool when it has none); ordinary host
  *    memory when there is no pool (no CUDA) or it is full, as Triton's
  *    non-pinned fallback. Either way host-addressable.
  *  - TRITONSERVER_MEMORY_CPU: malloc.
@@ -46,13 +48,22 @@ srv_status_t *srv_cuda_pool_alloc(TRITONSERVER_MemoryType type, int64_t device, 
  *  is a no-op. A pointer that the pool does not know is logged, not freed. */
 void srv_cuda_pool_free(TRITONSERVER_MemoryType type, int64_t device, void *ptr);
 
-/** Whether ptr lies in the pinned pool: what srv_cuda_pool_alloc gave for
+/** Whether ptr lies in a pinned pool: what srv_cuda_pool_alloc gave for
  *  TRITONSERVER_MEMORY_CPU_PINNED is really pinned, not the fallback (a
  *  caller reporting the memory type it got says CPU otherwise). No lock. */
 bool srv_cuda_pool_pinned(const void *ptr);
 
-/** Bytes in use in `device`'s pool (type GPU) or the pinned pool; 0 when
- *  there is no such pool. For tests and statistics. */
+/** The NUMA node of the pinned pool that ptr lies in (a host policy's
+ *  numa-node); SRV_CUDA_PINNED_NODE_ANY for the one pool made when no
+ *  policy names a node; SRV_CUDA_PINNED_NODE_NONE when ptr lies in no
+ *  pinned pool. No lock. For tests and logs. */
+#define SRV_CUDA_PINNED_NODE_ANY (-1)
+#define SRV_CUDA_PINNED_NODE_NONE (-2)
+int srv_cuda_pool_pinned_node(const void *ptr);
+
+/** Bytes in use in `device`'s pool (type GPU) or in the pinned pools (all
+ *  nodes together, as tritonserver counts them); 0 when there is no such
+ *  pool. For tests and statistics. */
 size_t srv_cuda_pool_used(TRITONSERVER_MemoryType type, int64_t device);
 
 #endif

@@ -29,6 +29,12 @@ struct TRITONSERVER_ServerOptions {
   size_t startup_model_count;
 };
 
+/** Adds --flag=<fmt...> to o's flags if the list still parses, else
+ *  INVALID_ARG naming `fn` and the flag's own complaint. */
+TRITONSERVER_Error *srv_embed_flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                       const char *flag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /** The flags of `o` parsed into *opt (the caller frees it with
  *  srv_options_free, also on error), with the startup models as
  *  --load-model in explicit mode. */

@@ -48,14 +48,10 @@ srv_status_t *srv_embed_options_build(const TRITONSERVER_ServerOptions *o,
   return NULL;
 }
 
-/* Adds --flag=value, kept only when the whole list still parses: the
- * flag's own check (range, form) answers, naming the API function. */
-static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
-                                    const char *flag, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
-                                    const char *flag, const char *fmt, ...) {
+/* Kept only when the whole list still parses: the flag's own check
+ * (range, form) answers, naming the API function. */
+TRITONSERVER_Error *srv_embed_flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                       const char *flag, const char *fmt, ...) {
   if (o == NULL) return NULL_ARG(fn, "options");
   char value[4096];
   va_list ap;
@@ -80,12 +76,12 @@ static TRITONSERVER_Error *flag_add(TRITONSERVER_ServerOptions *o, const char *f
   return err;
 }
 
-/* flag_add of --flag=text once the setter's own check (st) passed; its
+/* srv_embed_flag_add of --flag=text once the setter's own check (st) passed; its
  * refusal is INVALID_ARG naming the function. */
 static TRITONSERVER_Error *checked_flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
                                             srv_status_t *st, const char *flag,
                                             const char *text) {
-  if (st == NULL) return flag_add(o, fn, flag, "%s", text);
+  if (st == NULL) return srv_embed_flag_add(o, fn, flag, "%s", text);
   TRITONSERVER_Error *err =
       api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn, srv_status_message(st));
   srv_status_free(st);
@@ -125,15 +121,16 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsDelete(TRITONSERVER_ServerOptions 
  * command line does not warn about. */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictModelConfig(
     TRITONSERVER_ServerOptions *o, bool strict) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetStrictModelConfig",
-                  "disable-auto-complete-config", "%s", strict ? "true" : "false");
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetStrictModelConfig",
+                            "disable-auto-complete-config", "%s",
+                            strict ? "true" : "false");
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelRepositoryPath(
     TRITONSERVER_ServerOptions *o, const char *path) {
   const char *fn = "TRITONSERVER_ServerOptionsSetModelRepositoryPath";
   if (path == NULL) return NULL_ARG(fn, "model_repository_path");
-  return flag_add(o, fn, "model-repository", "%s", path);
+  return srv_embed_flag_add(o, fn, "model-repository", "%s", path);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelControlMode(
@@ -143,14 +140,14 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelControlMode(
   if ((unsigned)mode > TRITONSERVER_MODEL_CONTROL_EXPLICIT)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown model control mode %d",
                          fn, (int)mode);
-  return flag_add(o, fn, "model-control-mode", "%s", names[mode]);
+  return srv_embed_flag_add(o, fn, "model-control-mode", "%s", names[mode]);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBackendDirectory(
     TRITONSERVER_ServerOptions *o, const char *dir) {
   const char *fn = "TRITONSERVER_ServerOptionsSetBackendDirectory";
   if (dir == NULL) return NULL_ARG(fn, "backend_dir");
-  return flag_add(o, fn, "backend-directory", "%s", dir);
+  return srv_embed_flag_add(o, fn, "backend-directory", "%s", dir);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBackendConfig(
@@ -169,44 +166,45 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBackendConfig(
   if (setting[0] == '\0' || strchr(setting, '=') != NULL)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "%s: setting '%s' must be non-empty, without '='", fn, setting);
-  return flag_add(o, fn, "backend-config", "%s,%s=%s", backend, setting, value);
+  return srv_embed_flag_add(o, fn, "backend-config", "%s,%s=%s", backend, setting, value);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitOnError(TRITONSERVER_ServerOptions *o,
                                                              bool exit) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetExitOnError", "exit-on-error", "%s",
-                  bool_text(exit));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetExitOnError",
+                            "exit-on-error", "%s", bool_text(exit));
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStrictReadiness(
     TRITONSERVER_ServerOptions *o, bool strict) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetStrictReadiness", "strict-readiness",
-                  "%s", bool_text(strict));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetStrictReadiness",
+                            "strict-readiness", "%s", bool_text(strict));
 }
 
 /* Each repository a namespace (server/repository/repository.md). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelNamespacing(
     TRITONSERVER_ServerOptions *o, bool enable) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelNamespacing", "model-namespacing",
-                  "%s", bool_text(enable));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetModelNamespacing",
+                            "model-namespacing", "%s", bool_text(enable));
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetExitTimeout(TRITONSERVER_ServerOptions *o,
                                                              unsigned int timeout) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout", "exit-timeout-secs", "%u",
-                  timeout);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetExitTimeout",
+                            "exit-timeout-secs", "%u", timeout);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadThreadCount(
     TRITONSERVER_ServerOptions *o, unsigned int count) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadThreadCount",
-                  "model-load-thread-count", "%u", count);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadThreadCount",
+                            "model-load-thread-count", "%u", count);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize(
     TRITONSERVER_ServerOptions *o, uint64_t size) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize",
-                  "pinned-memory-pool-byte-size", "%llu", (unsigned long long)size);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetPinnedMemoryPoolByteSize",
+                            "pinned-memory-pool-byte-size", "%llu",
+                            (unsigned long long)size);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
@@ -215,26 +213,27 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaMemoryPoolByteSize(
   if (gpu_device < 0)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
                          fn, gpu_device);
-  return flag_add(o, fn, "cuda-memory-pool-byte-size", "%d:%llu", gpu_device,
-                  (unsigned long long)size);
+  return srv_embed_flag_add(o, fn, "cuda-memory-pool-byte-size", "%d:%llu", gpu_device,
+                            (unsigned long long)size);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetrics(TRITONSERVER_ServerOptions *o,
                                                          bool metrics) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetMetrics", "allow-metrics", "%s",
-                  bool_text(metrics));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetMetrics", "allow-metrics",
+                            "%s", bool_text(metrics));
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCpuMetrics(TRITONSERVER_ServerOptions *o,
                                                             bool cpu_metrics) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetCpuMetrics", "allow-cpu-metrics", "%s",
-                  bool_text(cpu_metrics));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetCpuMetrics",
+                            "allow-cpu-metrics", "%s", bool_text(cpu_metrics));
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsInterval(
     TRITONSERVER_ServerOptions *o, uint64_t interval_ms) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetMetricsInterval", "metrics-interval-ms",
-                  "%llu", (unsigned long long)interval_ms);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetMetricsInterval",
+                            "metrics-interval-ms", "%llu",
+                            (unsigned long long)interval_ms);
 }
 
 /* Nereid's settings have no group: only the global one ("") exists. The
@@ -271,21 +270,21 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelConfigName(
     TRITONSERVER_ServerOptions *o, const char *name) {
   const char *fn = "TRITONSERVER_ServerOptionsSetModelConfigName";
   if (name == NULL) return NULL_ARG(fn, "model_config_name");
-  return flag_add(o, fn, "model-config-name", "%s", name);
+  return srv_embed_flag_add(o, fn, "model-config-name", "%s", name);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadRetryCount(
     TRITONSERVER_ServerOptions *o, unsigned int count) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadRetryCount",
-                  "model-load-retry-count", "%u", count);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetModelLoadRetryCount",
+                            "model-load-retry-count", "%u", count);
 }
 
 /* Accepted and bounded; Nereid copies inputs on the instance's thread
  * whatever the count (README.md, "Flags"). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetBufferManagerThreadCount(
     TRITONSERVER_ServerOptions *o, unsigned int count) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetBufferManagerThreadCount",
-                  "buffer-manager-thread-count", "%u", count);
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetBufferManagerThreadCount",
+                            "buffer-manager-thread-count", "%u", count);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
@@ -294,7 +293,7 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMinSupportedComputeCapability(
   if (!isfinite(cc))
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "%s: %g is not a compute capability", fn, cc);
-  return flag_add(o, fn, "min-supported-compute-capability", "%.17g", cc);
+  return srv_embed_flag_add(o, fn, "min-supported-compute-capability", "%.17g", cc);
 }
 
 /* Accepted and checked; nothing in Nereid grows GPU buffers in place. */
@@ -304,7 +303,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetCudaVirtualAddressSize(
   if (gpu_device < 0)
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: GPU device %d is negative",
                          fn, gpu_device);
-  return flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device, size);
+  return srv_embed_flag_add(o, fn, "cuda-virtual-address-size", "%d:%zu", gpu_device,
+                            size);
 }
 
 /* --model-load-gpu-limit: loads on that GPU fail while more than the
@@ -321,7 +321,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
                          "%s: device %d, fraction %g: a GPU id and a fraction >= 0", fn,
                          device_id, fraction);
-  return flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id, fraction);
+  return srv_embed_flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id,
+                            fraction);
 }
 
 /* The rate limiter's settings, as --rate-limit and --rate-limit-resource
@@ -330,9 +331,10 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRateLimiterMode(
     TRITONSERVER_ServerOptions *o, TRITONSERVER_RateLimitMode mode) {
   const char *fn = "TRITONSERVER_ServerOptionsSetRateLimiterMode";
   if (o == NULL) return NULL_ARG(fn, "options");
-  if (mode == TRITONSERVER_RATE_LIMIT_OFF) return flag_add(o, fn, "rate-limit", "off");
+  if (mode == TRITONSERVER_RATE_LIMIT_OFF)
+    return srv_embed_flag_add(o, fn, "rate-limit", "off");
   if (mode == TRITONSERVER_RATE_LIMIT_EXEC_COUNT)
-    return flag_add(o, fn, "rate-limit", "execution_count");
+    return srv_embed_flag_add(o, fn, "rate-limit", "execution_count");
   return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown rate limit mode %d",
                        fn, (int)mode);
 }
@@ -388,15 +390,15 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetHostPolicy(TRITONSERVER_ServerO
     srv_status_free(st);
     return err;
   }
-  return flag_add(o, fn, "host-policy", "%s", text);
+  return srv_embed_flag_add(o, fn, "host-policy", "%s", text);
 }
 
 /* GPU metrics are on by default in Triton; Nereid renders none, on or off
  * (embed.md). */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetGpuMetrics(TRITONSERVER_ServerOptions *o,
                                                             bool gpu_metrics) {
-  return flag_add(o, "TRITONSERVER_ServerOptionsSetGpuMetrics", "allow-gpu-metrics", "%s",
-                  bool_text(gpu_metrics));
+  return srv_embed_flag_add(o, "TRITONSERVER_ServerOptionsSetGpuMetrics",
+                            "allow-gpu-metrics", "%s", bool_text(gpu_metrics));
 }
 
 /* ---- Settings kept beside the flags ---------------------------------------- */
@@ -406,7 +408,7 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetServerId(TRITONSERVER_ServerOpt
                                                           const char *server_id) {
   const char *fn = "TRITONSERVER_ServerOptionsSetServerId";
   if (server_id == NULL) return NULL_ARG(fn, "server_id");
-  return flag_add(o, fn, "id", "%s", server_id);
+  return srv_embed_flag_add(o, fn, "id", "%s", server_id);
 }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetStartupModel(TRITONSERVER_ServerOptions *o,

@@ -158,10 +158,6 @@ static void test_absent_features(void) {
   OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
                                                        0, 1.0));
   OK(TRITONSERVER_ServerOptionsSetEnablePeerAccess(o, true));
-  FAILS(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 1024), UNSUPPORTED,
-        "no response cache");
-  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), UNSUPPORTED,
-        "cache 'local'");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
@@ -170,8 +166,6 @@ static void test_absent_features(void) {
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
-/* tritonserver's flags that the embedding API sets: the values reach
- * srv_options_t with the command line's defaults and bounds. */
 /* The rate limiter's setters become --rate-limit and --rate-limit-resource;
  * what the command line refuses, they refuse naming the function. */
 static void test_rate_limiter(void) {
@@ -207,6 +201,8 @@ static void test_rate_limiter(void) {
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
+/* tritonserver's flags that the embedding API sets: the values reach
+ * srv_options_t with the command line's defaults and bounds. */
 static void test_triton_flags(void) {
   TRITONSERVER_ServerOptions *o = options();
   srv_options_t opt;
@@ -299,7 +295,48 @@ static void test_log_file(void) {
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
+/* The response cache's setters become the command line's cache flags,
+ * which srv_options_validate checks at ServerNew. */
+static void test_cache(void) {
+  TRITONSERVER_ServerOptions *o = options();
+  OK(TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, "/"));
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": \"1048576\"}"));
+  srv_options_t opt;
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  REQUIRE(opt.cache_config_count == 1);
+  CHECK_STREQ(opt.cache_configs[0], "local,size=1048576");
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{}"), INVALID_ARG,
+        "must be a JSON object of settings");
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": 1, \"x\": []}"),
+        INVALID_ARG, "setting 'x' must be a string or an integer");
+  FAILS(TRITONSERVER_ServerOptionsSetCacheConfig(o, "", "{\"size\": 1}"), INVALID_ARG,
+        "cache name");
+  /* A refused setting took back those before it: still one flag. */
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_EQ_U64(opt.cache_config_count, 1);
+  srv_options_free(&opt);
+  /* A second cache: refused when the server starts, in Triton's words. */
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "redis", "{\"host\": \"localhost\"}"));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  srv_status_t *st = srv_options_validate(&opt);
+  CHECK(st != NULL &&
+        strstr(srv_status_message(st), "found multiple cache configurations") != NULL);
+  srv_status_free(st);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+  o = options();
+  OK(TRITONSERVER_ServerOptionsSetModelRepositoryPath(o, "/"));
+  OK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 4096));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK_EQ_U64(opt.response_cache_byte_size, 4096);
+  CHECK(srv_options_validate(&opt) == NULL);
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+}
+
 UNIT_MAIN("embed_options_test", UNIT_CASE(test_new_delete), UNIT_CASE(test_flags),
           UNIT_CASE(test_bad_values), UNIT_CASE(test_null_arguments),
           UNIT_CASE(test_absent_features), UNIT_CASE(test_rate_limiter),
-          UNIT_CASE(test_triton_flags), UNIT_CASE(test_log_file))
+          UNIT_CASE(test_triton_flags), UNIT_CASE(test_log_file), UNIT_CASE(test_cache))

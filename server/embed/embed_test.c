@@ -14,7 +14,7 @@
 #include "server/embed/embed.h"
 #include "server/embed/embed_testing.h"
 
-static char repo[PATH_MAX], broken_repo[PATH_MAX], backends[PATH_MAX];
+static char repo[PATH_MAX], broken_repo[PATH_MAX], cache_repo[PATH_MAX], backends[PATH_MAX];
 
 /* ---- The repositories ------------------------------------------------------- */
 
@@ -32,10 +32,15 @@ static bool repositories_make(void) {
   const char *tmp = getenv("TEST_TMPDIR");
   snprintf(repo, sizeof repo, "%s/embed_repo_XXXXXX", tmp ? tmp : "/tmp");
   snprintf(broken_repo, sizeof broken_repo, "%s/embed_broken_XXXXXX", tmp ? tmp : "/tmp");
-  if (mkdtemp(repo) == NULL || mkdtemp(broken_repo) == NULL) return false;
+  snprintf(cache_repo, sizeof cache_repo, "%s/embed_cache_XXXXXX", tmp ? tmp : "/tmp");
+  if (mkdtemp(repo) == NULL || mkdtemp(broken_repo) == NULL || mkdtemp(cache_repo) == NULL)
+    return false;
   if (realpath("backends", backends) == NULL) return false;
   char *simple = file_read("examples/models/simple/config.pbtxt");
-  return simple != NULL && embed_model_add(repo, "simple", simple) &&
+  if (simple == NULL || !embed_model_add(repo, "simple", simple)) return false;
+  /* The same model with the response cache on (file_read's buffer has room). */
+  strcat(simple, "response_cache { enable: true }\n");
+  return embed_model_add(cache_repo, "simple", simple) &&
          embed_model_add(broken_repo, "broken", "backend: \"no_such_backend\"\n");
 }
 
@@ -201,14 +206,21 @@ static void queries_check(TRITONSERVER_Server *s) {
            "[{\"name\":\"simple\",\"version\":\"1\",\"state\":\"READY\"}]");
 }
 
-static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+/* `simple`'s statistics once they report one execution: the backend
+ * reports its batch after sending the response. */
+static const char *stats_after_one_execution(TRITONSERVER_Server *s) {
   TRITONSERVER_Message *m;
-  /* The backend reports its batch after sending the response. */
   const char *stats = "";
   for (int i = 0; i < 200 && strstr(stats, "\"execution_count\":1") == NULL; i++) {
     if (i > 0) usleep(10000);
     stats = message_text(TRITONSERVER_ServerModelStatistics(s, "simple", 1, &m), &m);
   }
+  return stats;
+}
+
+static void stats_and_metrics_check(TRITONSERVER_Server *s) {
+  TRITONSERVER_Message *m;
+  const char *stats = stats_after_one_execution(s);
   CONTAINS(stats, "{\"model_stats\":[{\"name\":\"simple\",\"version\":\"1\"");
   CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
   CONTAINS(stats, "\"success\":{\"count\":1,");
@@ -339,56 +351,31 @@ static void test_explicit(void) {
   OK(TRITONSERVER_ServerStop(NULL));
 }
 
-/* `simple` whose instance asks for `count` of the rate limiter's R. */
-static bool limited_simple_add(const char *root, const char *name, int count) {
-  char *text = strdup(file_read("examples/models/simple/config.pbtxt"));
-  if (text == NULL) return false;
-  char *group = strstr(text, "instance_group");
-  if (group == NULL) return false;
-  *group = '\0';
-  char config[8192];
-  snprintf(config, sizeof config,
-           "%sinstance_group [ { kind: KIND_CPU rate_limiter { resources [ { name: \"R\" "
-           "count: %d } ] } } ]\n",
-           text, count);
-  free(text);
-  char *named = strstr(config, "name: \"simple\"");
-  if (named != NULL) memmove(named, "#", 1); /* the folder names it */
-  return embed_model_add(root, name, config);
-}
-
-/* The rate limiter set through the options: a model whose instance asks
- * for more of R than AddRateLimiterResource gives fails to load with
- * Triton's text; one within it serves; stop and delete end the limiter. */
-static void test_rate_limiter(void) {
-  char rl_repo[PATH_MAX];
-  const char *tmp = getenv("TEST_TMPDIR");
-  snprintf(rl_repo, sizeof rl_repo, "%s/embed_rl_XXXXXX", tmp ? tmp : "/tmp");
-  REQUIRE(mkdtemp(rl_repo) != NULL);
-  REQUIRE(limited_simple_add(rl_repo, "simple", 1));
-  REQUIRE(limited_simple_add(rl_repo, "greedy", 2));
-  TRITONSERVER_ServerOptions *o =
-      options_for(rl_repo, TRITONSERVER_MODEL_CONTROL_EXPLICIT);
-  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT));
-  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R", 1, -1));
+/* The response cache set up through SetCacheConfig: the second of two
+ * equal requests is answered from it, without running the backend. */
+static void test_cache(void) {
+  TRITONSERVER_ServerOptions *o = options_for(cache_repo, TRITONSERVER_MODEL_CONTROL_NONE);
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "local", "{\"size\": 1048576}"));
   TRITONSERVER_Server *s = server_new(o);
   REQUIRE(s != NULL);
-  OK(TRITONSERVER_ServerLoadModel(s, "simple"));
-  infer_simple(s); /* through the limiter */
   infer_simple(s);
-  TRITONSERVER_Error *err = TRITONSERVER_ServerLoadModel(s, "greedy");
-  REQUIRE(err != NULL);
-  CONTAINS(
-      TRITONSERVER_ErrorMessage(err),
-      "Resource count for \"R\" is limited to 1 which will prevent scheduling of one "
-      "or more model instances, the minimum required count is 2");
-  TRITONSERVER_ErrorDelete(err);
-  CHECK(!model_ready(s, "greedy"));
-  OK(TRITONSERVER_ServerUnloadModel(s, "simple"));
-  OK(TRITONSERVER_ServerLoadModel(s, "simple")); /* its old tickets are gone */
   infer_simple(s);
+  const char *stats = stats_after_one_execution(s);
+  CONTAINS(stats, "\"inference_count\":1,\"execution_count\":1");
+  CONTAINS(stats, "\"success\":{\"count\":2,");
+  CONTAINS(stats, "\"cache_hit\":{\"count\":1,");
+  CONTAINS(stats, "\"cache_miss\":{\"count\":1,");
   OK(TRITONSERVER_ServerStop(s));
   OK(TRITONSERVER_ServerDelete(s));
+  /* A cache library that is not there: ServerNew says where it looked. */
+  o = options_for(cache_repo, TRITONSERVER_MODEL_CONTROL_NONE);
+  OK(TRITONSERVER_ServerOptionsSetCacheConfig(o, "redis", "{\"host\": \"localhost\"}"));
+  OK(TRITONSERVER_ServerOptionsSetCacheDirectory(o, cache_repo));
+  TRITONSERVER_Server *none = NULL;
+  FAILS(TRITONSERVER_ServerNew(&none, o), INVALID_ARG,
+        "unable to find 'libtritoncache_redis.so' for cache. Searched: ");
+  CHECK(none == NULL);
+  OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
 /* Mode none loads everything and refuses client loads; startup models
@@ -469,6 +456,92 @@ static void test_register(void) {
   OK(TRITONSERVER_ServerDelete(s));
 }
 
+/* An ensemble `name` of one step, model `step`, with simple's interface. */
+static const char *ensemble_of(const char *name, const char *step) {
+  static char text[2048];
+  snprintf(text, sizeof text,
+           "name: \"%s\"\nplatform: \"ensemble\"\nmax_batch_size: 8\n"
+           "input [ { name: \"INPUT0\" data_type: TYPE_INT32 dims: [ 16 ] },\n"
+           "  { name: \"INPUT1\" data_type: TYPE_INT32 dims: [ 16 ] } ]\n"
+           "output [ { name: \"OUTPUT0\" data_type: TYPE_INT32 dims: [ 16 ] },\n"
+           "  { name: \"OUTPUT1\" data_type: TYPE_INT32 dims: [ 16 ] } ]\n"
+           "ensemble_scheduling { step [ { model_name: \"%s\" model_version: -1\n"
+           "  input_map { key: \"INPUT0\" value: \"INPUT0\" }\n"
+           "  input_map { key: \"INPUT1\" value: \"INPUT1\" }\n"
+           "  output_map { key: \"OUTPUT0\" value: \"OUTPUT0\" }\n"
+           "  output_map { key: \"OUTPUT1\" value: \"OUTPUT1\" } } ] }\n",
+           name, step);
+  return text;
+}
+
+/* Explicit mode with namespaces: a registered root is a namespace of its
+ * own, its mapped names included (tritonserver's identifier of a mapped
+ * model is its root and the mapped name), until it is unregistered. */
+static void test_register_namespaces(void) {
+  const char *tmp = getenv("TEST_TMPDIR");
+  char base[PATH_MAX], extra[PATH_MAX], want[2 * PATH_MAX + 64];
+  snprintf(base, sizeof base, "%s/embed_ns_base_XXXXXX", tmp ? tmp : "/tmp");
+  snprintf(extra, sizeof extra, "%s/embed_ns_extra_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(base) != NULL && mkdtemp(extra) != NULL);
+  char *simple = strdup(file_read("examples/models/simple/config.pbtxt"));
+  char *unnamed = simple_unnamed();
+  const char *bad = "name: \"bad\"\nbackend: \"no_such_backend\"\n";
+  REQUIRE(embed_model_add(base, "simple", simple) && embed_model_add(base, "bad", bad) &&
+          embed_model_add(extra, "simple", simple) &&
+          embed_model_add(extra, "bad", bad) &&
+          embed_model_add(extra, "folder_x", unnamed) &&
+          embed_model_add(extra, "ens_x", ensemble_of("ens_x", "mapped")));
+  free(simple);
+  free(unnamed);
+  TRITONSERVER_ServerOptions *o = options_for(base, TRITONSERVER_MODEL_CONTROL_EXPLICIT);
+  OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
+  TRITONSERVER_Server *s = server_new(o);
+  REQUIRE(s != NULL);
+  TRITONSERVER_Parameter *map =
+      TRITONSERVER_ParameterNew("folder_x", TRITONSERVER_PARAMETER_STRING, "mapped");
+  const TRITONSERVER_Parameter *maps[] = {map};
+  OK(TRITONSERVER_ServerRegisterModelRepository(s, extra, maps, 1));
+  /* One name in both roots: two models, no conflict, and a name alone
+   * cannot tell them apart. */
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));
+  CHECK(!model_ready(s, "simple"));
+  TRITONSERVER_Message *m;
+  FAILS(TRITONSERVER_ServerModelConfig(s, "simple", -1, 1, &m), INVALID_ARG,
+        "There are 2 identifiers of model 'simple' in global map, model namespace must "
+        "be provided to resolve ambiguity.");
+  /* The mapped name lives in the registered root's namespace: the ensemble
+   * there binds its step to it. */
+  OK(TRITONSERVER_ServerLoadModel(s, "ens_x"));
+  CHECK(model_ready(s, "ens_x") && model_ready(s, "mapped"));
+  const char *config =
+      message_text(TRITONSERVER_ServerModelConfig(s, "ens_x", -1, 1, &m), &m);
+  snprintf(want, sizeof want, "\"model_namespace\":\"%s\"", extra);
+  CONTAINS(config, want);
+  CONTAINS(message_text(TRITONSERVER_ServerModelConfig(s, "mapped", -1, 1, &m), &m),
+           "\"name\":\"mapped\"");
+  /* A load failing in both roots lists both, each model by identifier. */
+  char both[4 * PATH_MAX];
+  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
+           base, base);
+  FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
+  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
+           extra, extra);
+  FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
+  /* Unregistered: its loaded models stay (still ambiguous), its names go. */
+  OK(TRITONSERVER_ServerUnregisterModelRepository(s, extra));
+  CHECK(model_ready(s, "mapped") && !model_ready(s, "simple"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "ens_x"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "mapped"));
+  FAILS(TRITONSERVER_ServerLoadModel(s, "mapped"), INTERNAL,
+        "failed to load 'mapped', failed to poll from model repository");
+  OK(TRITONSERVER_ServerUnloadModel(s, "simple")); /* in both namespaces */
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));   /* the base root's alone */
+  CHECK(model_ready(s, "simple"));
+  infer_simple(s);
+  TRITONSERVER_ParameterDelete(map);
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
 /* Poll mode polls when asked (no timer): a new folder loads, a removed one
  * unloads. */
 static void test_poll(void) {
@@ -492,6 +565,55 @@ static void test_poll(void) {
   OK(TRITONSERVER_ServerPollModelRepository(s));
   CHECK(!model_ready(s, "simple_copy"));
   FAILS(TRITONSERVER_ServerLoadModel(s, "simple"), UNAVAILABLE, "not allowed");
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
+/* `simple` (unnamed: the folder names it) whose instance asks for `count`
+ * of the rate limiter's R. */
+static bool limited_simple_add(const char *root, const char *name, int count) {
+  char *text = simple_unnamed();
+  char *group = strstr(text, "instance_group");
+  if (group != NULL) *group = '\0';
+  char config[8192];
+  snprintf(config, sizeof config,
+           "%sinstance_group [ { kind: KIND_CPU rate_limiter { resources [ { name: \"R\" "
+           "count: %d } ] } } ]\n",
+           text, count);
+  free(text);
+  return group != NULL && embed_model_add(root, name, config);
+}
+
+/* The rate limiter set through the options: a model whose instance asks
+ * for more of R than AddRateLimiterResource gives fails to load with
+ * Triton's text; one within it serves; stop and delete end the limiter. */
+static void test_rate_limiter(void) {
+  char rl_repo[PATH_MAX];
+  const char *tmp = getenv("TEST_TMPDIR");
+  snprintf(rl_repo, sizeof rl_repo, "%s/embed_rl_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(rl_repo) != NULL);
+  REQUIRE(limited_simple_add(rl_repo, "simple", 1));
+  REQUIRE(limited_simple_add(rl_repo, "greedy", 2));
+  TRITONSERVER_ServerOptions *o =
+      options_for(rl_repo, TRITONSERVER_MODEL_CONTROL_EXPLICIT);
+  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT));
+  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R", 1, -1));
+  TRITONSERVER_Server *s = server_new(o);
+  REQUIRE(s != NULL);
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));
+  infer_simple(s); /* through the limiter */
+  infer_simple(s);
+  TRITONSERVER_Error *err = TRITONSERVER_ServerLoadModel(s, "greedy");
+  REQUIRE(err != NULL);
+  CONTAINS(
+      TRITONSERVER_ErrorMessage(err),
+      "Resource count for \"R\" is limited to 1 which will prevent scheduling of one "
+      "or more model instances, the minimum required count is 2");
+  TRITONSERVER_ErrorDelete(err);
+  CHECK(!model_ready(s, "greedy"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "simple"));
+  OK(TRITONSERVER_ServerLoadModel(s, "simple")); /* its old tickets are gone */
+  infer_simple(s);
+  OK(TRITONSERVER_ServerStop(s));
   OK(TRITONSERVER_ServerDelete(s));
 }
 
@@ -529,9 +651,14 @@ int main(void) {
     return 1;
   }
   static const unit_case_t cases[] = {
-      UNIT_CASE(test_new_errors),   UNIT_CASE(test_explicit),
-      UNIT_CASE(test_modes),        UNIT_CASE(test_register),
-      UNIT_CASE(test_poll),         UNIT_CASE(test_process_server),
+      UNIT_CASE(test_new_errors),
+      UNIT_CASE(test_explicit),
+      UNIT_CASE(test_modes),
+      UNIT_CASE(test_register),
+      UNIT_CASE(test_register_namespaces),
+      UNIT_CASE(test_poll),
+      UNIT_CASE(test_process_server),
+      UNIT_CASE(test_cache),
       UNIT_CASE(test_rate_limiter),
   };
   return unit_run("embed_test", cases, sizeof cases / sizeof cases[0]);

@@ -72,7 +72,9 @@ static void op_submit(srv_call_t *call, srv_repo_op_t *op) {
   srv_repository_submit(srv_call_server(call)->repository, op);
 }
 
-/* tritonserver serves one model namespace and refuses to pick a root. */
+/* A request cannot name a repository (a namespace, with
+ * --model-namespacing): tritonserver refuses the field, and a load or
+ * unload by name acts in every repository holding the name. */
 static bool names_refused(srv_call_t *call, upb_StringView repository,
                           upb_StringView name, const char *rpc) {
   if (repository.size > 0) {

@@ -232,6 +232,49 @@ static const simple_t kPending = {
     "nv_inference_pending_request_count", "gauge",
     "Instantaneous number of pending requests awaiting execution per-model.", rd_pending};
 
+/* ---- the response cache ---- */
+
+static uint64_t rd_cache_hits(srv_stats_t *s) {
+  return srv_stat_load(&s->cache_hit.count);
+}
+static uint64_t rd_cache_misses(srv_stats_t *s) {
+  return srv_stat_load(&s->cache_miss.count);
+}
+static uint64_t rd_cache_hit_us(srv_stats_t *s) {
+  return srv_stat_load(&s->cache_hit.ns) / 1000;
+}
+static uint64_t rd_cache_miss_us(srv_stats_t *s) {
+  return srv_stat_load(&s->cache_miss.ns) / 1000;
+}
+
+/* tritonserver's names and texts; as there, only models that use the
+ * cache have these series, and a page without such a model has none. */
+static const simple_t kCache[] = {
+    {"nv_cache_num_hits_per_model", "counter", "Number of cache hits per model",
+     rd_cache_hits},
+    {"nv_cache_num_misses_per_model", "counter", "Number of cache misses per model",
+     rd_cache_misses},
+    {"nv_cache_hit_duration_per_model", "counter",
+     "Total cache hit duration per model, in microseconds", rd_cache_hit_us},
+    {"nv_cache_miss_duration_per_model", "counter",
+     "Total cache miss (insert+lookup) duration per model, in microseconds",
+     rd_cache_miss_us},
+};
+
+static void cache_families(srv_metrics_buf_t *b, const page_t *p) {
+  size_t users = 0;
+  for (size_t i = 0; i < p->count; i++) users += p->items[i].s->cache_enabled;
+  if (users == 0) return;
+  for (size_t f = 0; f < sizeof kCache / sizeof kCache[0]; f++) {
+    head(b, kCache[f].name, kCache[f].type, kCache[f].help);
+    for (size_t i = 0; i < p->count; i++) {
+      if (!p->items[i].s->cache_enabled) continue;
+      series(b, kCache[f].name, "", &p->items[i], NULL, NULL);
+      value_u64(b, kCache[f].read(p->items[i].s));
+    }
+  }
+}
+
 static void counter_families(srv_metrics_buf_t *b, const page_t *p) {
   simple_family(b, p, &kSuccess);
   failure_family(b, p);
@@ -497,6 +540,7 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
   out->data[out->len] = '\0';
   if (p.count > 0) {
     counter_families(out, &p);
+    cache_families(out, &p);
     latency_families(out, &p);
     queue_family(out, &p);
     sequence_families(out, &p);

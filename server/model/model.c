@@ -11,6 +11,7 @@
 #include "actors/timer.h"
 #include "server/api/datatype.h"
 #include "server/api/error.h"
+#include "server/cache/cache_hook.h"
 #include "server/common/deadline.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
@@ -164,6 +165,12 @@ static srv_status_t *ensemble_load(srv_model_t *m, const char *config_source,
   }
   srv_stats_init(&m->stats, (uint32_t)m->max_batch_size);
   srv_ensemble_stats_init(m);
+  /* Top-level caching of the whole ensemble, as Triton does. */
+  st = srv_cache_model_attach(m);
+  if (st != NULL) {
+    model_release(m);
+    return st;
+  }
   act_actor_init(&m->actor, m->server->runtime, srv_ensemble_behaviour, m);
   atomic_init(&m->refs, 1);
   *out = m;
@@ -223,6 +230,7 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     scheduler_free(m);
     st = scheduler_setup(m, "the configuration from TRITONBACKEND_ModelSetConfig");
   }
+  if (st == NULL) st = srv_cache_model_attach(m);
   if (st != NULL) {
     load_undo(m, true);
     return st;

@@ -72,6 +72,9 @@ struct TRITONBACKEND_Model {
   srv_batcher_t batcher;     /* read-only once loaded */
   struct srv_seq_sched *seq; /* the sequence batcher's; NULL without one */
   struct srv_ensemble *ens;  /* an ensemble's scheduler; NULL for other models */
+  /* The server's response cache when this model uses it (config
+   * response_cache.enable, ../cache/cache_hook.h); else NULL. */
+  struct srv_cache *cache;
   act_actor_t actor;         /* the scheduler */
   act_msg_t stop_msg, stop_retry_msg, stopped_msg;
   sem_t stopped; /* posted by the scheduler when it handled stopped_msg */

@@ -64,6 +64,11 @@ typedef struct srv_infer_state {
    * made inside the server carry their parent's child trace or none). */
   struct TRITONSERVER_InferenceTrace *trace;
   bool trace_sample;
+  /* The response cache's (../cache/cache_hook.h): set when the request's
+   * lookup missed, before it is enqueued; taken by the sender of its
+   * response, which inserts it. NULL for every other request. */
+  struct srv_cache *cache;
+  uint64_t cache_key_hi, cache_key_lo, cache_lookup_ns;
 } srv_infer_state_t;
 
 /* Whether the owner learns of a client cancel on its own (EAGER, the

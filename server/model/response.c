@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "server/api/error.h"
+#include "server/cache/cache_hook.h"
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/server.h"
@@ -284,6 +285,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
   srv_response_shm_settle(response);
+  srv_cache_on_send(response);
   if (response->state->trace != NULL) srv_trace_outputs(response->state->trace, response);
   srv_reorder_route(response->state, &response->msg);
   return NULL;

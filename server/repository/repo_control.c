@@ -194,7 +194,9 @@ void repo_poll_result(srv_repository_t *r, repo_job_t *job) {
     if (rec != NULL && (rec->running != NULL || rec->from_override)) continue;
     if (rec != NULL && !repo_record_unloaded(rec) && rec->fingerprint == m->fingerprint)
       continue;
-    SRV_VERBOSE(1, "poll: %s '%s'", rec == NULL ? "new model" : "model changed", m->name);
+    char id[REPO_ID_SIZE];
+    SRV_VERBOSE(1, "poll: %s '%s'", rec == NULL ? "new model" : "model changed",
+                repo_id(id, m->ns, m->name));
     /* A reload that fails keeps the old versions and this fingerprint: it
      * is tried again when the folder changes again. */
     if (rec != NULL) rec->fingerprint = m->fingerprint;
@@ -204,7 +206,8 @@ void repo_poll_result(srv_repository_t *r, repo_job_t *job) {
     repo_record_t *rec = r->records[i];
     if (rec->running != NULL || rec->from_override || repo_record_unloaded(rec)) continue;
     if (srv_repo_listing_find_ns(l, rec->ns, rec->name) != NULL) continue;
-    SRV_VERBOSE(1, "poll: model '%s' was removed", rec->name);
+    char id[REPO_ID_SIZE];
+    SRV_VERBOSE(1, "poll: model '%s' was removed", repo_id(id, rec->ns, rec->name));
     poll_submit(r, SRV_REPO_UNLOAD, rec->ns, rec->name);
   }
   /* An asked scan may finish while the timer is armed: it stays as it is. */

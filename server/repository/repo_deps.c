@@ -50,12 +50,14 @@ static void marks_clear(srv_repository_t *r) {
   for (size_t i = 0; i < r->record_count; i++) r->records[i]->mark = false;
 }
 
-/* tritonserver's text for a cycle, from the side of `name`: the model
- * before it on the cycle is `last`. */
-static srv_status_t *cycle_error(const char *name, const char *last) {
+/* tritonserver's text for a cycle, from the side of `rec`: the model
+ * before it on the cycle is `last`. Both by identifier (repo_id). */
+static srv_status_t *cycle_error(const repo_record_t *rec, const repo_record_t *last) {
+  char id[REPO_ID_SIZE], last_id[REPO_ID_SIZE];
+  const char *name = repo_id(id, rec->ns, rec->name);
   return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                         "circular dependency between ensembles: %s -> ... -> %s -> %s",
-                        name, last, name);
+                        name, repo_id(last_id, last->ns, last->name), name);
 }
 
 /* Whether the model `name` (a step of `from`) leads back to `target`
@@ -64,9 +66,9 @@ static srv_status_t *cycle_error(const char *name, const char *last) {
  * chain. A waiting ensemble found on the cycle gets the cycle as its own
  * error: its wait would never end either. */
 static bool steps_reach(srv_repository_t *r, const char *name, const repo_record_t *from,
-                        const repo_record_t *target, const char **last) {
+                        const repo_record_t *target, const repo_record_t **last) {
   if (dep_is(r, from, name, target)) {
-    *last = from->name;
+    *last = from;
     return true;
   }
   repo_record_t *rec = step_record(r, from, name);
@@ -77,7 +79,7 @@ static bool steps_reach(srv_repository_t *r, const char *name, const repo_record
   for (size_t i = 0; i < n; i++) {
     if (!steps_reach(r, steps[i], rec, target, last)) continue;
     if (rec->load_job != NULL && rec->load_job->parked && rec->steps_error == NULL)
-      rec->steps_error = cycle_error(rec->name, from->name);
+      rec->steps_error = cycle_error(rec, from);
     return true;
   }
   return false;
@@ -86,20 +88,24 @@ static bool steps_reach(srv_repository_t *r, const char *name, const repo_record
 /* A cycle through the job's steps fails its load, as tritonserver's
  * dependency graph refuses one: waiting would never end. */
 static srv_status_t *cycle_check(srv_repository_t *r, const repo_job_t *job) {
-  const char *name = job->record->name;
   srv_status_t *st = NULL;
-  const char *last = NULL;
+  const repo_record_t *last = NULL;
   for (size_t i = 0; i < job->dep_count && st == NULL; i++)
     if (steps_reach(r, job->deps[i], job->record, job->record, &last))
-      st = cycle_error(name, last);
+      st = cycle_error(job->record, last);
   marks_clear(r);
   return st;
 }
 
 /* A step's model is ready now, with nothing under way that could change
- * it: no need to ask for its load. */
+ * it: no need to ask for its load. With namespaces, only a model of the
+ * ensemble's own namespace is: one of another namespace stands in while
+ * its own has none, and the load asks every root again, as tritonserver
+ * polls a step's name in every repository at each load of the ensemble
+ * (a folder that appeared in its own root loads, and is bound). */
 static bool step_ready(srv_repository_t *r, const repo_record_t *ens, const char *name) {
   const repo_record_t *rec = step_record(r, ens, name);
+  if (rec != NULL && r->namespacing && strcmp(rec->ns, ens->ns) != 0) return false;
   return rec != NULL && rec->version_count > 0 && rec->running == NULL &&
          rec->queue_head == NULL;
 }
@@ -113,10 +119,10 @@ bool repo_steps_wait(srv_repository_t *r, repo_job_t *job) {
   if (job->steps_ready || job->dep_count == 0 || job->error != NULL) return false;
   repo_record_t *rec = job->record;
   if (r->closing) {
-    char q[SRV_QUOTE_SIZE];
+    char id[REPO_ID_SIZE];
     job->error = srv_status_new(GRPC_STATUS_UNAVAILABLE,
                                 "failed to load '%s': the server is shutting down",
-                                srv_quote_str(q, rec->name));
+                                repo_id(id, rec->ns, rec->name));
     return false;
   }
   srv_status_t *cycle = cycle_check(r, job);
@@ -158,24 +164,28 @@ static bool step_ambiguous(srv_repository_t *r, const repo_record_t *ens,
 void repo_steps_answered(srv_repository_t *r, const srv_repo_op_t *op) {
   repo_record_t *ens = op->ctx; /* kept: its load is running */
   const repo_record_t *step = step_record(r, ens, op->name);
+  /* tritonserver's words, each model named by its identifier (the step's
+   * own name when no record resolves it) */
+  char id[REPO_ID_SIZE], step_id[REPO_ID_SIZE];
+  const char *ens_id = repo_id(id, ens->ns, ens->name);
+  const char *dep = step != NULL ? repo_id(step_id, step->ns, step->name) : op->name;
   if (ens->steps_error == NULL && step_ambiguous(r, ens, op->name))
-    /* tritonserver's words, the ensemble named by its identifier */
     ens->steps_error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                                      "ensemble %s::%s contains models that are not "
+                                      "ensemble %s contains models that are not "
                                       "available or ambiguous: %s",
-                                      ens->ns, ens->name, op->name);
+                                      ens_id, op->name);
   if (ens->steps_error == NULL && (step == NULL || step->version_count == 0)) {
     if (op->status != NULL)
       ens->steps_error = srv_status_new(
           GRPC_STATUS_INVALID_ARGUMENT,
           "ensemble '%s' depends on '%s' which has no loaded version. Model '%s' "
           "loading failed with error: %s",
-          ens->name, op->name, op->name, srv_status_message(op->status));
+          ens_id, dep, dep, srv_status_message(op->status));
     else
       ens->steps_error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                         "ensemble '%s' depends on '%s' which has no "
                                         "loaded version",
-                                        ens->name, op->name);
+                                        ens_id, dep);
   }
   /* A message, not a call: this runs inside another record's turn. */
   if (--ens->steps_pending == 0) act_send(&r->actor, &ens->steps_msg);
@@ -188,10 +198,10 @@ repo_job_t *repo_steps_resume(srv_repository_t *r, repo_record_t *rec) {
   srv_status_t *st = rec->steps_error;
   rec->steps_error = NULL;
   if (st == NULL && r->closing) {
-    char q[SRV_QUOTE_SIZE];
+    char id[REPO_ID_SIZE];
     st = srv_status_new(GRPC_STATUS_UNAVAILABLE,
                         "failed to load '%s': the server is shutting down",
-                        srv_quote_str(q, rec->name));
+                        repo_id(id, rec->ns, rec->name));
   }
   if (st != NULL) {
     rec->orphaned = true;
@@ -212,15 +222,19 @@ void repo_steps_check_bound(srv_repository_t *r, repo_job_t *job) {
     /* It left while the versions loaded: they may hold references on its
      * versions, which its unload waits for. */
     job->record->orphaned = true;
+    char id[REPO_ID_SIZE], step_id[REPO_ID_SIZE];
     job_fail(job, srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                  "ensemble '%s' depends on '%s' which has no loaded "
                                  "version",
-                                 job->record->name, job->deps[i]));
+                                 repo_id(id, job->record->ns, job->record->name),
+                                 step != NULL ? repo_id(step_id, step->ns, step->name)
+                                              : job->deps[i]));
     return;
   }
 }
 
 void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec) {
+  char id[REPO_ID_SIZE];
   srv_repo_op_t **link = &rec->queue_head, *kept_tail = NULL;
   while (*link != NULL) {
     srv_repo_op_t *op = *link;
@@ -230,8 +244,8 @@ void repo_steps_refuse(srv_repository_t *r, repo_record_t *rec) {
       continue;
     }
     *link = op->next;
-    op->status =
-        srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded", rec->name);
+    op->status = srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
+                                repo_id(id, rec->ns, rec->name));
     if (!op->part) repo_steps_answered(r, op);
     op->done(op);
   }
@@ -265,8 +279,9 @@ void repo_users_unload(srv_repository_t *r, repo_record_t *rec) {
     repo_record_t *user = r->records[i];
     if (user == rec || user->version_count == 0 || !steps_use(r, user, rec)) continue;
     user->orphaned = true;
-    SRV_INFO("unloading ensemble '%s': it uses '%s', which unloads", user->name,
-             rec->name);
+    char id[REPO_ID_SIZE], step_id[REPO_ID_SIZE];
+    SRV_INFO("unloading ensemble '%s': it uses '%s', which unloads",
+             repo_id(id, user->ns, user->name), repo_id(step_id, rec->ns, rec->name));
     ops[n++] = repo_op_new(SRV_REPO_UNLOAD, user->ns, user->name);
   }
   cascade(r, rec, ops, n);
@@ -334,16 +349,19 @@ void repo_users_rebind(srv_repository_t *r, const repo_record_t *rec, bool reloa
   for (size_t i = 0; i < r->record_count; i++) {
     const repo_record_t *user = r->records[i];
     if (!user_rebinds(r, user, rec, reload)) continue;
+    char id[REPO_ID_SIZE], step_id[REPO_ID_SIZE];
+    const char *user_id = repo_id(id, user->ns, user->name);
+    const char *rec_id = repo_id(step_id, rec->ns, rec->name);
     if (user->from_override && user->load_job == NULL) {
       /* Its config was the client's and is gone: it keeps the old versions
        * of the step's model (or stays unloaded) until loaded again. */
       SRV_WARN(
           "ensemble '%s' (loaded with a config override) is not loaded again "
           "for '%s'",
-          user->name, rec->name);
+          user_id, rec_id);
       continue;
     }
-    SRV_INFO("loading ensemble '%s' again: '%s' loaded", user->name, rec->name);
+    SRV_INFO("loading ensemble '%s' again: '%s' loaded", user_id, rec_id);
     srv_repo_op_t *op = repo_op_new(SRV_REPO_LOAD, user->ns, user->name);
     op->origin = REPO_ORIGIN_REBIND;
     act_send(&r->actor, &op->msg);

@@ -5,12 +5,14 @@
 #ifndef NEREID_SERVER_REPOSITORY_REPO_INTERNAL_H
 #define NEREID_SERVER_REPOSITORY_REPO_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 
 #include "actors/timer.h"
 #include "server/model/model.h"
+#include "server/repository/model_name.h"
 #include "server/repository/repo_scan.h"
 #include "server/repository/repository.h"
 
@@ -261,9 +263,19 @@ void repo_poll_refuse_waiting(srv_repository_t *r, srv_status_t *(*why)(const sr
 void repo_poll_result(srv_repository_t *r, repo_job_t *job);
 
 /* repo_ns.c: model namespaces (--model-namespacing). */
+/** Room for a model's identifier: a root path, "::" and a name. */
+#define REPO_ID_SIZE (PATH_MAX + SRV_MODEL_NAME_MAX + 3)
+/** How tritonserver names a model in answers and log lines: its identifier
+ *  "<namespace>::<name>" in a namespace; the bare name without namespaces
+ *  (`ns` NULL) or in the empty one (file overrides), so that nothing
+ *  changes with namespacing off. Written into `buf` when needed; returns
+ *  the text. Any thread. */
+const char *repo_id(char buf[REPO_ID_SIZE], const char *ns, const char *name);
 /** An operation naming no namespace, with namespaces on: it is split into
  *  one part per namespace holding the name (a load asks a loader which
- *  first) and answered once every part is, with the first error. */
+ *  first) and answered once every part is: a client's load with every
+ *  failed part listed in tritonserver's words, anything else with the
+ *  first error. */
 void repo_ns_split(srv_repository_t *r, srv_repo_op_t *op);
 /** JOB_RESOLVE back from a loader: the parts start. */
 void repo_ns_resolved(srv_repository_t *r, repo_job_t *job);

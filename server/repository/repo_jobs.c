@@ -194,6 +194,8 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
   if (job->models == NULL || job->failures == NULL) SRV_FATAL("out of memory");
   for (size_t i = 0; i < n; i++) {
     srv_model_t *m;
+    char id[REPO_ID_SIZE];
+    const char *who = repo_id(id, job->record->ns, job->record->name);
     srv_status_t *st =
         srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
     /* --model-load-retry-count: as tritonserver, the version's whole
@@ -201,21 +203,21 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
      * once, each failure logged; the config was read once, before. */
     for (int retry = 1; st != NULL && retry <= r->srv->options->model_load_retry_count;
          retry++) {
-      SRV_ERROR("failed to load '%s' version %lld: %s; retry %d of %d",
-                job->record->name, (long long)v[i], srv_status_message(st), retry,
+      SRV_ERROR("failed to load '%s' version %lld: %s; retry %d of %d", who,
+                (long long)v[i], srv_status_message(st), retry,
                 r->srv->options->model_load_retry_count);
       srv_status_free(st);
       st = srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
     }
     if (st != NULL) {
-      SRV_ERROR("failed to load '%s' version %lld: %s", job->record->name,
-                (long long)v[i], srv_status_message(st));
+      SRV_ERROR("failed to load '%s' version %lld: %s", who, (long long)v[i],
+                srv_status_message(st));
       job->failures[job->failure_count++] =
           (srv_version_failure_t){v[i], srv_strdup(srv_status_message(st))};
       srv_status_free(st);
       continue;
     }
-    SRV_INFO("successfully loaded '%s' version %lld", job->record->name, (long long)v[i]);
+    SRV_INFO("successfully loaded '%s' version %lld", who, (long long)v[i]);
     job->models[job->model_count++] = m;
   }
 }
@@ -265,11 +267,12 @@ static void job_load_versions(srv_repository_t *r, repo_job_t *job) {
   if (v == NULL) SRV_FATAL("out of memory");
   size_t n =
       versions_select(job->config, v, srv_repo_versions(job->dir, v, VERSIONS_MAX));
+  char id[REPO_ID_SIZE];
   if (n == 0)
     job->error = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
                                 "at least one version must be available under the "
                                 "version policy of model '%s'",
-                                job->record->name);
+                                repo_id(id, job->record->ns, job->record->name));
   else
     versions_load(r, job, job->config, v, n);
   free(v);
@@ -288,10 +291,12 @@ static void job_load(srv_repository_t *r, repo_job_t *job) {
   job->arena = NULL;
   if (job->error == NULL) return;
   const char *why = srv_status_message(job->error);
+  char id[REPO_ID_SIZE];
   if (strncmp(why, "failed to load", 14) == 0)
     SRV_ERROR("%s", why);
   else
-    SRV_ERROR("failed to load '%s': %s", job->record->name, why);
+    SRV_ERROR("failed to load '%s': %s", repo_id(id, job->record->ns, job->record->name),
+              why);
 }
 
 /* ---- JOB_DESTROY --------------------------------------------------------- */
@@ -310,11 +315,14 @@ void repo_job_run(srv_repository_t *r, repo_job_t *job) {
     case JOB_LOAD:
       job_load(r, job);
       return;
-    case JOB_DESTROY:
-      SRV_INFO("unloading '%s' version %lld", job->model->name,
+    case JOB_DESTROY: {
+      char id[REPO_ID_SIZE]; /* the record outlives its draining models */
+      SRV_INFO("unloading '%s' version %lld",
+               repo_id(id, job->record->ns, job->model->name),
                (long long)job->model->version);
       repo_model_destroy(job->model);
       return;
+    }
     case JOB_SCAN:
       (r->namespacing ? srv_repo_scan_ns : srv_repo_scan)(
           r->srv->options->model_repositories, r->srv->options->model_repository_count,

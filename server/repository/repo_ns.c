@@ -3,6 +3,7 @@
  * namespace holding the name, and an ensemble's steps are bound to the
  * namespace their names resolve to. Repository actor, except
  * repo_ns_resolve_run (a loader thread). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +12,24 @@
 #include "server/core/server.h"
 #include "server/repository/repo_internal.h"
 
-/* An operation split in parts: answered with the first error once every
- * part is answered. Lives on the repository actor. */
+const char *repo_id(char buf[REPO_ID_SIZE], const char *ns, const char *name) {
+  if (ns == NULL || ns[0] == '\0') return name;
+  snprintf(buf, REPO_ID_SIZE, "%s::%s", ns, name);
+  return buf;
+}
+
+/* An operation split in parts, answered once every part is answered.
+ * Lives on the repository actor. */
 typedef struct {
   srv_repository_t *r;
   srv_repo_op_t *whole;
   size_t pending;
-  srv_status_t *error;
+  srv_status_t *error; /* the first failed part's */
+  /* A client's load lists every failed part, as tritonserver's answer
+   * does: "load failed for model '<identifier>': <why>\n" each. */
+  bool lists;
+  char *text;
+  size_t text_len;
 } repo_whole_t;
 
 static void whole_drop(repo_whole_t *w) {
@@ -25,13 +37,32 @@ static void whole_drop(repo_whole_t *w) {
   srv_repository_t *r = w->r;
   srv_repo_op_t *whole = w->whole;
   srv_status_t *st = w->error;
+  if (st != NULL && w->lists) {
+    srv_status_t *all = srv_status_new(srv_status_code(st), "%s", w->text);
+    srv_status_free(st);
+    st = all;
+  }
+  free(w->text);
   free(w);
   repo_op_done(r, whole, st);
+}
+
+static void whole_list(repo_whole_t *w, const srv_repo_op_t *part) {
+  char id[REPO_ID_SIZE];
+  const char *who = repo_id(id, part->ns, part->name);
+  const char *why = srv_status_message(part->status);
+  size_t add = strlen("load failed for model '': \n") + strlen(who) + strlen(why);
+  char *grown = realloc(w->text, w->text_len + add + 1);
+  if (grown == NULL) SRV_FATAL("out of memory");
+  w->text = grown;
+  w->text_len += (size_t)snprintf(w->text + w->text_len, add + 1,
+                                  "load failed for model '%s': %s\n", who, why);
 }
 
 /* `done` of a part: runs inside the op_finish of its record. */
 static void part_answered(srv_repo_op_t *part) {
   repo_whole_t *w = part->ctx;
+  if (part->status != NULL && w->lists) whole_list(w, part);
   if (part->status != NULL && w->error == NULL) {
     w->error = part->status;
     part->status = NULL;
@@ -45,7 +76,13 @@ static void parts_start(srv_repository_t *r, srv_repo_op_t *op, char *const *nss
                         size_t n) {
   repo_whole_t *w = calloc(1, sizeof *w);
   if (w == NULL) SRV_FATAL("out of memory");
-  *w = (repo_whole_t){.r = r, .whole = op, .pending = n + 1}; /* + this function's */
+  /* + this function's. A step load keeps the first error: its ensemble
+   * quotes the failure of one model (repo_steps_answered). */
+  *w = (repo_whole_t){
+      .r = r,
+      .whole = op,
+      .pending = n + 1,
+      .lists = op->kind == SRV_REPO_LOAD && op->origin != REPO_ORIGIN_STEP};
   for (size_t i = 0; i < n; i++) {
     srv_repo_op_t *part = repo_op_new(op->kind, nss[i], op->name);
     /* The override's bytes stay the asker's: the whole outlives its parts. */

@@ -63,7 +63,9 @@ repo_record_t *repo_record_get(srv_repository_t *r, const char *ns, const char *
   rec->ns = ns != NULL ? srv_strdup(ns) : NULL;
   rec->steps_msg.kind = REPO_STEPS_DONE;
   r->records[r->record_count++] = rec;
-  SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", name, r->record_count);
+  char id[REPO_ID_SIZE];
+  SRV_VERBOSE(2, "repository: record of '%s' made, %zu in all", repo_id(id, ns, name),
+              r->record_count);
   return rec;
 }
 
@@ -100,8 +102,9 @@ static void record_drop_if_unknown(srv_repository_t *r, repo_record_t *rec) {
   for (size_t i = 0; i < r->record_count; i++)
     if (r->records[i] == rec) {
       r->records[i] = r->records[--r->record_count];
-      SRV_VERBOSE(2, "repository: record of '%s' dropped, %zu in all", rec->name,
-                  r->record_count);
+      char id[REPO_ID_SIZE];
+      SRV_VERBOSE(2, "repository: record of '%s' dropped, %zu in all",
+                  repo_id(id, rec->ns, rec->name), r->record_count);
       repo_record_free(rec);
       return;
     }
@@ -331,7 +334,8 @@ static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
     reason_set(rec, SRV_MODEL_REASON_UNLOADED);
     publish(r);
   }
-  if (unloaded) SRV_INFO("successfully unloaded '%s'", rec->name);
+  char id[REPO_ID_SIZE];
+  if (unloaded) SRV_INFO("successfully unloaded '%s'", repo_id(id, rec->ns, rec->name));
   op_finish(r, rec, NULL);
 }
 
@@ -433,10 +437,10 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
     return;
   }
   if (op->origin == REPO_ORIGIN_STEP && rec->running->kind == SRV_REPO_UNLOAD) {
-    char q[SRV_QUOTE_SIZE];
+    char id[REPO_ID_SIZE];
     repo_op_done(r, op,
                  srv_status_new(GRPC_STATUS_UNAVAILABLE, "'%s' is being unloaded",
-                                srv_quote_str(q, op->name)));
+                                repo_id(id, rec->ns, rec->name)));
     return;
   }
   if (op_joins(op, rec)) {
@@ -458,9 +462,10 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
 static srv_status_t *load_error(const repo_job_t *job) {
   if (job->error != NULL) return status_copy(job->error);
   const srv_version_failure_t *f = &job->failures[0];
-  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                        "failed to load '%s' version %lld: %s", job->record->name,
-                        (long long)f->version, f->reason);
+  char id[REPO_ID_SIZE];
+  return srv_status_new(
+      GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s' version %lld: %s",
+      repo_id(id, job->record->ns, job->record->name), (long long)f->version, f->reason);
 }
 
 void repo_models_discard(srv_repository_t *r, repo_job_t *job) {

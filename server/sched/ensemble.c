@@ -12,6 +12,7 @@
 
 #include "actors/timer.h"
 #include "server/api/error.h"
+#include "server/cache/cache_hook.h"
 #include "server/common/log.h"
 #include "server/model/infer_check.h"
 #include "server/sched/ensemble_frame.h"
@@ -83,6 +84,7 @@ static ens_value_t *value_of(const srv_ensemble_t *e, ens_frame_t *f, uint32_t t
 
 static void run_send(ens_run_t *run, TRITONBACKEND_Response *r) {
   srv_response_shm_settle(r);
+  srv_cache_on_send(r);
   srv_reorder_route(run->request->state, &r->msg);
 }
 

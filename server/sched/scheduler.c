@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "actors/timer.h"
+#include "server/cache/cache_hook.h"
 #include "server/common/log.h"
 #include "server/core/server.h"
 #include "server/model/model.h"
@@ -64,6 +65,8 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
   if (__builtin_expect(
           st->trace != NULL || (st->trace_sample && srv_tracer_on(m->server->tracer)), 0))
     srv_trace_enqueue(m->server->tracer, m->name, m->version, request);
+  /* The response cache: a hit never waits for an instance (cache.md). */
+  if (__builtin_expect(m->cache != NULL, 0) && srv_cache_enqueue(m, request)) return;
   request->msg.kind = SRV_MODEL_REQUEST;
   /* Relaxed: a gauge for the metrics endpoint, read alone. */
   atomic_fetch_add_explicit(&m->stats.pending, 1, memory_order_relaxed);

@@ -6,6 +6,7 @@
 #define NEREID_SERVER_STATS_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ typedef enum {
 typedef struct {
   srv_duration_t success, fail, queue;
   srv_duration_t compute_input, compute_infer, compute_output;
-  srv_duration_t cache_hit, cache_miss; /* no cache yet: stay zero */
+  srv_duration_t cache_hit, cache_miss; /* the response cache (../cache/cache_hook.c) */
   _Atomic uint64_t inference_count;     /* batch elements of successful requests */
   _Atomic uint64_t execution_count;     /* backend executions */
   _Atomic uint64_t last_inference_ms;   /* wall-clock ms of the last one */
@@ -60,6 +61,7 @@ typedef struct {
   srv_sequence_stats_t *sequences;      /* sequence models only; else NULL */
   srv_step_stats_t *steps;              /* ensembles only, one per step; else NULL */
   uint32_t step_count;
+  bool cache_enabled; /* the model uses the response cache: set at load */
   /* For the metrics endpoint (server/metrics/metrics.md). */
   _Atomic uint64_t fail_reason[SRV_FAIL_COUNTED]; /* part of fail.count */
   /* Requests enqueued and neither executing nor released yet: +1 in

@@ -79,19 +79,25 @@ EXPORT int cudaGetDevice(int *d) {
 }
 
 /* With $NEREID_MOCK_CUDA_LOG set, each cudaSetDevice appends "set_device
- * device=D tid=T" there (one write(2) per line), so a test can see which
- * thread made which device current. */
-static void log_set_device(int d) {
+ * device=D tid=T" there and each cudaHostAlloc "host_alloc bytes=N
+ * mempolicy=M nodes=0xMASK tid=T" (the calling thread's memory policy, as
+ * get_mempolicy gives it: M 2 is MPOL_BIND; the first 64 nodes), one
+ * write(2) per line, so a test can see which thread did what, and where
+ * pinned memory was bound. */
+static void log_append(const char *line, int n) {
   const char *path = getenv("NEREID_MOCK_CUDA_LOG");
-  if (path == NULL) return;
+  if (path == NULL || n <= 0) return;
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
   if (fd < 0) return;
-  char line[64];
-  int n = snprintf(line, sizeof line, "set_device device=%d tid=%ld\n", d,
-                   (long)syscall(SYS_gettid));
   if (write(fd, line, (size_t)n) != n) { /* a test reads what is there */
   }
   close(fd);
+}
+
+static void log_set_device(int d) {
+  char line[64];
+  log_append(line, snprintf(line, sizeof line, "set_device device=%d tid=%ld\n", d,
+                            (long)syscall(SYS_gettid)));
 }
 
 EXPORT int cudaSetDevice(int d) {
@@ -140,6 +146,13 @@ EXPORT int cudaMemGetInfo(size_t *free_bytes, size_t *total) {
 
 EXPORT int cudaHostAlloc(void **p, size_t n, unsigned flags) {
   (void)flags;
+  int mode = -1;
+  unsigned long nodes[1024 / (8 * sizeof(unsigned long))] = {0};
+  if (syscall(SYS_get_mempolicy, &mode, nodes, 1025ul, NULL, 0ul) != 0) mode = -1;
+  char line[128];
+  log_append(line, snprintf(line, sizeof line,
+                            "host_alloc bytes=%zu mempolicy=%d nodes=0x%lx tid=%ld\n", n,
+                            mode, nodes[0], (long)syscall(SYS_gettid)));
   return cudaMalloc(p, n);
 }
 

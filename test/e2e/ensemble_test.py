@@ -195,7 +195,10 @@ def models():
         "ens_qtime": one_step("ens_qtime", "qtime", max_batch=1),
         "batcher": recorder("batcher", delay_ms=50, extra=BATCHER),
         "ens_batcher": one_step("ens_batcher", "batcher"),
-        "prio": recorder("prio", delay_ms=100, max_batch=1, extra=PRIORITY),
+        # The blocker must still run when the high-priority requests reach
+        # the queue, 60 ms after it was sent: 250 ms leaves room on a busy
+        # host (100 ms was not always enough under ASan with other tests).
+        "prio": recorder("prio", delay_ms=250, max_batch=1, extra=PRIORITY),
         "ens_prio": one_step("ens_prio", "prio", max_batch=1),
         # Sequences.
         "seq_dyna": example_copy("seq_dyna", "simple_dyna_sequence"),

@@ -5,6 +5,7 @@ instances on each GPU, each instance told its kind and device (the recorder
 backend writes them), requests answered, Triton's gpu id message; GPUs
 below --min-supported-compute-capability left out."""
 
+import ctypes
 import os
 import tempfile
 import unittest
@@ -76,7 +77,8 @@ class GpuMockTest(MockGpuCase):
             start = [dict(kv.split("=", 1) for kv in line.split()[1:])
                      for line in f if line.startswith("execute_start")][0]
         with open(os.path.join(self.dir, "cuda.log")) as f:
-            sets = [dict(kv.split("=", 1) for kv in line.split()[1:]) for line in f]
+            sets = [dict(kv.split("=", 1) for kv in line.split()[1:])
+                    for line in f if line.startswith("set_device ")]
         on_thread = [s["device"] for s in sets if s["tid"] == start["tid"]]
         self.assertEqual(len(on_thread), 1, sets)  # once, before the first execute
         self.assertIn(on_thread[0], ("0", "1"))
@@ -144,6 +146,30 @@ class LoadLimitTest(MockGpuCase):
                       "than its --model-load-gpu-limit of 40.0%", e.exception.details())
         self.load("on_roomy_gpu", [{"kind": "KIND_GPU", "gpus": [0]}])
         self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="on_roomy_gpu")).ready)
+
+
+def numa_policies_usable():
+    """Whether this process may set NUMA memory policies (libnuma's probe)."""
+    try:
+        return ctypes.CDLL("libnuma.so.1").numa_available() >= 0
+    except OSError:
+        return False
+
+
+@unittest.skipUnless(numa_policies_usable(), "no NUMA memory policies here")
+class PinnedPoolPerNodeTest(MockGpuCase):
+    """A host policy naming NUMA node 0: the pinned pool is made for that
+    node, with the memory bound to it while cudaHostAlloc runs (the mock
+    logs the caller's memory policy; 2 is MPOL_BIND)."""
+    FLAGS = ("--host-policy=gpu_0,numa-node=0", "--pinned-memory-pool-byte-size=8192")
+    ENV = {"NEREID_MOCK_CUDA_LOG": "{dir}/cuda.log"}
+
+    def test_pool_made_on_the_named_node(self):
+        self.assertTrue(self.server.wait_text("with size 8192 (NUMA node 0)"),
+                        self.server.text())
+        with open(os.path.join(self.dir, "cuda.log")) as f:
+            allocs = [line.split()[1:4] for line in f if line.startswith("host_alloc ")]
+        self.assertEqual(allocs, [["bytes=8192", "mempolicy=2", "nodes=0x1"]])
 
 
 if __name__ == "__main__":

@@ -153,6 +153,23 @@ class NamespacingTest(unittest.TestCase):
         self.assertEqual(self.infer("ens_b"), "double")
         self.check_ambiguous()
 
+    def test_explicit_load_binds_a_step_model_that_appeared(self):
+        """Explicit mode, as tritonserver's dynamic resolution: A's
+        `composing` is away when ens_a loads, so ens_a binds B's; once it is
+        back, loading ens_a again loads A's and binds it."""
+        self.start("--model-namespacing=true", "--model-control-mode=explicit")
+        moved = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")), "c")
+        shutil.move(os.path.join(self.a, "composing"), moved)
+        self.load("ens_a")
+        self.load("ens_b")
+        self.assertEqual(self.infer("ens_a"), "double")
+        self.assertEqual(self.infer("composing"), "double")  # one namespace has it
+        shutil.move(moved, os.path.join(self.a, "composing"))
+        self.load("ens_a")
+        self.assertEqual(self.infer("ens_a"), "addsub")
+        self.assertEqual(self.infer("ens_b"), "double")
+        self.check_ambiguous()
+
     def wait_answer(self, model, answer, timeout=20):
         deadline = time.monotonic() + timeout * harness.SLOW
         while time.monotonic() < deadline:
@@ -196,6 +213,48 @@ class NamespacingTest(unittest.TestCase):
                    "ensemble %s::ens_c contains models that are not available or "
                    "ambiguous: composing" % c)
         self.check_ambiguous()  # the step's name loaded in both of the others
+
+    def test_answers_and_logs_name_models_by_identifier(self):
+        """As tritonserver's ModelIdentifier: `<repository>::<name>` in answers
+        and log lines; a load failing in several repositories lists each."""
+        bad = 'name: "bad"\nbackend: "no_such_backend"\n'
+        a = make_repo({"bad": bad, "ens": ensemble_config("ens", ["bad"])})
+        b = make_repo({"bad": bad})
+        self.server = Server("--model-namespacing=true", "--model-control-mode=explicit",
+                             "--model-repository=" + b, repo=a)
+        self.stub = self.server.inference()
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.load("bad")
+        self.assertEqual(cm.exception.code(), E.INVALID_ARGUMENT)
+        details = cm.exception.details()
+        self.assertEqual(details.count("load failed for model "), 2, details)
+        for root in (a, b):
+            self.assertIn("load failed for model '%s::bad': failed to load '%s::bad' "
+                          "version 1: " % (root, root), details)
+            self.assertTrue(self.server.wait_text("failed to load '%s::bad' version 1"
+                                                  % root), self.server.text())
+        self.fails(lambda: self.load("ens"), E.INVALID_ARGUMENT,
+                   "load failed for model '%s::ens': ensemble '%s::ens' depends on "
+                   "'%s::bad' which has no loaded version. Model '%s::bad' loading "
+                   "failed with error: " % (a, a, a, a))
+        # A client's files make a model of the empty namespace: its name alone.
+        req = pb.RepositoryModelLoadRequest(model_name="bad")
+        req.parameters["config"].string_param = '{"backend": "no_such_backend"}'
+        req.parameters["file:1/README.md"].bytes_param = b"made by namespacing_test"
+        self.fails(lambda: self.stub.RepositoryModelLoad(req, timeout=RPC_TIMEOUT),
+                   E.INVALID_ARGUMENT,
+                   "load failed for model 'bad': failed to load 'bad' version 1: ")
+
+    def test_without_namespacing_answers_name_models_alone(self):
+        bad = 'name: "bad"\nbackend: "no_such_backend"\n'
+        self.server = Server("--model-control-mode=explicit", repo=make_repo({"bad": bad}))
+        self.stub = self.server.inference()
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.load("bad")
+        details = cm.exception.details()
+        self.assertTrue(details.startswith("failed to load 'bad' version 1: "), details)
+        self.assertNotIn("::", details)
+        self.assertTrue(self.server.wait_text("failed to load 'bad' version 1"))
 
     def test_without_namespacing_a_name_in_two_repositories_conflicts(self):
         self.start("--model-control-mode=explicit")
