@@ -449,6 +449,14 @@ static void test_register(void) {
   FAILS(TRITONSERVER_ServerUnregisterModelRepository(s, extra), INVALID_ARG,
         "repository not found");
   CHECK(model_ready(s, "other")); /* loaded models stay, as in Triton */
+  /* ... and serve, but the index lists the folders of the roots left, as
+   * Triton's does: neither "other" nor "mapped", ready or not. */
+  index = message_text(TRITONSERVER_ServerModelIndex(s, 0, &m), &m);
+  CHECK(strstr(index, "other") == NULL && strstr(index, "mapped") == NULL);
+  CONTAINS(index, "{\"name\":\"simple\"");
+  index = message_text(
+      TRITONSERVER_ServerModelIndex(s, TRITONSERVER_INDEX_FLAG_READY, &m), &m);
+  CHECK(strstr(index, "other") == NULL && strstr(index, "mapped") == NULL);
   OK(TRITONSERVER_ServerUnloadModel(s, "other"));
   FAILS(TRITONSERVER_ServerLoadModel(s, "other"), INTERNAL,
         "failed to load 'other', failed to poll from model repository");
@@ -521,11 +529,16 @@ static void test_register_namespaces(void) {
            "\"name\":\"mapped\"");
   /* A load failing in both roots lists both, each model by identifier. */
   char both[4 * PATH_MAX];
-  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
-           base, base);
+  snprintf(both, sizeof both,
+           "load failed for model '%s::bad': version 1 is at UNAVAILABLE state: Invalid "
+           "argument: unable to find backend library for backend 'no_such_backend', try "
+           "specifying runtime on the model configuration.",
+           base);
   FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
-  snprintf(both, sizeof both, "load failed for model '%s::bad': failed to load '%s::bad'",
-           extra, extra);
+  snprintf(both, sizeof both,
+           "load failed for model '%s::bad': version 1 is at UNAVAILABLE state: Invalid "
+           "argument: unable to find backend library",
+           extra);
   FAILS(TRITONSERVER_ServerLoadModel(s, "bad"), INVALID_ARG, both);
   /* Unregistered: its loaded models stay (still ambiguous), its names go. */
   OK(TRITONSERVER_ServerUnregisterModelRepository(s, extra));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/common/block_pool.h"
 #include "server/common/log.h"
 #include "server/grpc/handoff.h"
 #include "server/grpc/health_port.h"
@@ -63,6 +64,12 @@ struct srv_call {
   _Alignas(16) char arena_block[CALL_ARENA_BYTES];
 };
 
+/* A call is made when the one before it arrives and freed by its own stop
+ * message, on whichever threads ran those turns: a block pool (issue 21)
+ * keeps its 4.5 KiB out of malloc. 16 to a batch: a thread keeps at most
+ * 32 (about 150 KiB), the depot 8 batches. */
+static srv_block_pool_t call_pool = SRV_BLOCK_POOL_INIT(sizeof(srv_call_t), 16, 8);
+
 static void call_behaviour(act_actor_t *self, act_msg_t *msg);
 
 static bool rpc_reads_payload(size_t rpc) {
@@ -77,8 +84,7 @@ static void call_stop(srv_call_t *c) {
 }
 
 void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
-  srv_call_t *c = malloc(sizeof *c);
-  if (c == NULL) SRV_FATAL("out of memory");
+  srv_call_t *c = srv_block_pool_alloc(&call_pool);
   memset(c, 0, offsetof(srv_call_t, arena_block));
   srv_server_t *srv = srv_frontend_server(fe);
   act_actor_init(&c->actor, srv->runtime, call_behaviour, c);
@@ -334,7 +340,7 @@ static void call_release(srv_call_t *c) {
   grpc_call_details_destroy(&c->details);
   if (c->call != NULL) grpc_call_unref(c->call);
   if (c->arena != NULL) upb_Arena_Free(c->arena);
-  free(c);
+  srv_block_pool_free(&call_pool, c);
 }
 
 static void call_behaviour(act_actor_t *self, act_msg_t *msg) {

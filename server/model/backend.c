@@ -183,9 +183,12 @@ srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
   char path[PATH_MAX];
   if (!library_find(name, runtime, model_dir, version_dir, backend_dir, path,
                     sizeof path))
-    return srv_status_new(GRPC_STATUS_NOT_FOUND,
-                          "unable to find backend library for backend '%s' (looked in "
-                          "%s, %s and %s/%s)",
+    /* tritonserver's code and sentence, which clients match; then where
+     * Nereid looked. */
+    return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                          "unable to find backend library for backend '%s', try "
+                          "specifying runtime on the model configuration. Looked in "
+                          "%s, %s and %s/%s.",
                           name, version_dir, model_dir,
                           backend_dir ? backend_dir : "(no --backend-directory)", name);
   pthread_mutex_lock(&backends_lock);

@@ -8,13 +8,20 @@
 
 #include "actors/inline.h"
 #include "server/api/error.h"
+#include "server/common/block_pool.h"
 #include "server/common/log.h"
 #include "server/model/model.h"
 #include "server/trace/trace.h"
 
+/* One state per request, made on the frontend's thread and freed by its
+ * last holder, often the backend's thread: a block pool (issue 21), whose
+ * depot brings such blocks back in batches. */
+static srv_block_pool_t state_pool =
+    SRV_BLOCK_POOL_INIT(sizeof(srv_infer_state_t), 32, 32);
+
 srv_infer_state_t *srv_infer_state_new(act_actor_t *owner) {
-  srv_infer_state_t *s = calloc(1, sizeof *s);
-  if (s == NULL) SRV_FATAL("out of memory");
+  srv_infer_state_t *s = srv_block_pool_alloc(&state_pool);
+  memset(s, 0, sizeof *s);
   atomic_init(&s->refs, 1);
   s->owner = owner;
   return s;
@@ -56,7 +63,7 @@ void srv_infer_state_unref(srv_infer_state_t *s) {
   if (s->trace != NULL) srv_trace_release(s->trace); /* its last entry is in */
   if (s->model != NULL) srv_model_unref(s->model);
   srv_shm_uses_free(s->shm);
-  free(s);
+  srv_block_pool_free(&state_pool, s);
 }
 
 TRITONSERVER_Error *TRITONBACKEND_RequestId(TRITONBACKEND_Request *request,

@@ -56,6 +56,8 @@ struct TRITONBACKEND_Response {
    * count on each of its `lenders`; its `outputs` and `lenders` arrays
    * are in the response's own allocation. */
   bool lent, borrows;
+  /* From response.c's block pool (else calloc'd by its maker). */
+  bool pooled;
   _Atomic uint32_t holders;
   struct TRITONBACKEND_Response **lenders;
   uint32_t lender_count;

@@ -185,6 +185,30 @@ static inference_ModelConfig *config_get(const srv_options_t *opt, repo_job_t *j
   return job->error == NULL ? c : NULL;
 }
 
+/* tritonserver's name of an error's code (Status::CodeString), which it
+ * writes before the message of a version that failed, in its answer, its
+ * log and its index ("Internal: ..."). */
+static const char *code_word(grpc_status_code code) {
+  switch (code) {
+    case GRPC_STATUS_INTERNAL:
+      return "Internal";
+    case GRPC_STATUS_NOT_FOUND:
+      return "Not found";
+    case GRPC_STATUS_INVALID_ARGUMENT:
+      return "Invalid argument";
+    case GRPC_STATUS_UNAVAILABLE:
+      return "Unavailable";
+    case GRPC_STATUS_UNIMPLEMENTED:
+      return "Unsupported";
+    case GRPC_STATUS_ALREADY_EXISTS:
+      return "Already exists";
+    case GRPC_STATUS_CANCELLED:
+      return "Cancelled";
+    default:
+      return "Unknown";
+  }
+}
+
 static void versions_load(srv_repository_t *r, repo_job_t *job,
                           const inference_ModelConfig *c, const int64_t *v, size_t n) {
   char path[PATH_MAX];
@@ -203,17 +227,19 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
      * once, each failure logged; the config was read once, before. */
     for (int retry = 1; st != NULL && retry <= r->srv->options->model_load_retry_count;
          retry++) {
-      SRV_ERROR("failed to load '%s' version %lld: %s; retry %d of %d", who,
-                (long long)v[i], srv_status_message(st), retry,
-                r->srv->options->model_load_retry_count);
+      SRV_ERROR("failed to load '%s' version %lld: %s: %s; retry %d of %d", who,
+                (long long)v[i], code_word(srv_status_code(st)), srv_status_message(st),
+                retry, r->srv->options->model_load_retry_count);
       srv_status_free(st);
       st = srv_model_load(r->srv, job->dir, job->record->name, v[i], c, source, &m);
     }
     if (st != NULL) {
-      SRV_ERROR("failed to load '%s' version %lld: %s", who, (long long)v[i],
-                srv_status_message(st));
-      job->failures[job->failure_count++] =
-          (srv_version_failure_t){v[i], srv_strdup(srv_status_message(st))};
+      /* The version's reason as tritonserver keeps it: "<code>: <message>". */
+      char why[SRV_STATUS_MESSAGE_MAX];
+      snprintf(why, sizeof why, "%s: %s", code_word(srv_status_code(st)),
+               srv_status_message(st));
+      SRV_ERROR("failed to load '%s' version %lld: %s", who, (long long)v[i], why);
+      job->failures[job->failure_count++] = (srv_version_failure_t){v[i], srv_strdup(why)};
       srv_status_free(st);
       continue;
     }

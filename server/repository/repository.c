@@ -4,6 +4,7 @@
  * touches records, the job queue and the live list. */
 #include "server/repository/repository.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,19 +287,46 @@ static srv_status_t *status_copy(const srv_status_t *st) {
                     : srv_status_new(srv_status_code(st), "%s", srv_status_message(st));
 }
 
+/* What the caller of a load that failed hears. tritonserver answers a
+ * failed load "load failed for model '<id>': <why>\n" (INVALID_ARGUMENT),
+ * <why> being its life cycle's message ("version N is at UNAVAILABLE
+ * state: ...;"); clients match that prefix. A part of a split load hears
+ * <why> alone, as its whole lists every part so (repo_ns.c), and so does a
+ * step load, whose ensemble quotes it. The answers tritonserver gives
+ * before any load starts ("failed to load 'M', failed to poll from model
+ * repository", the override's checks) already start "failed to load" and
+ * go as they are. */
+static srv_status_t *load_answer(const repo_record_t *rec, const srv_repo_op_t *op,
+                                 const srv_status_t *why) {
+  const char *msg = srv_status_message(why);
+  if (op->part || op->origin == REPO_ORIGIN_STEP || strncmp(msg, "failed to load", 14) == 0)
+    return status_copy(why);
+  char id[REPO_ID_SIZE];
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "load failed for model '%s': %s\n",
+                        repo_id(id, rec->ns, rec->name), msg);
+}
+
 /* The running operation is over: answer it (and the loads that joined it),
- * then start the next one queued for the same model. */
-static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st) {
+ * then start the next one queued for the same model. `st` is the outcome
+ * of a load job when `loaded` (load_answer words it per caller). */
+static void op_finish(srv_repository_t *r, repo_record_t *rec, srv_status_t *st,
+                      bool loaded) {
   srv_repo_op_t *joined = rec->joined;
   rec->joined = NULL;
   while (joined != NULL) {
     srv_repo_op_t *next = joined->next;
-    repo_op_done(r, joined, status_copy(st));
+    repo_op_done(r, joined,
+                 st != NULL && loaded ? load_answer(rec, joined, st) : status_copy(st));
     joined = next;
   }
   srv_repo_op_t *op = rec->running;
   rec->running = NULL;
   rec->asked_load = false;
+  if (st != NULL && loaded) {
+    srv_status_t *answer = load_answer(rec, op, st);
+    srv_status_free(st);
+    st = answer;
+  }
   repo_op_done(r, op, st);
   srv_repo_op_t *q = rec->queue_head;
   if (q == NULL || r->closing) return; /* closing: close_refuse_waiting answers */
@@ -336,7 +364,7 @@ static void unload_finish_if_drained(srv_repository_t *r, repo_record_t *rec) {
   }
   char id[REPO_ID_SIZE];
   if (unloaded) SRV_INFO("successfully unloaded '%s'", repo_id(id, rec->ns, rec->name));
-  op_finish(r, rec, NULL);
+  op_finish(r, rec, NULL, false);
 }
 
 void repo_cascade_answered(srv_repository_t *r, const srv_repo_op_t *op) {
@@ -381,7 +409,7 @@ static void op_start(srv_repository_t *r, repo_record_t *rec, srv_repo_op_t *op)
    * no longer loaded, nor waiting for its steps: nothing to do. */
   if ((op->origin == REPO_ORIGIN_STEP && rec->version_count > 0) ||
       (op->origin == REPO_ORIGIN_REBIND && rec->version_count == 0 && !rec->orphaned)) {
-    op_finish(r, rec, NULL);
+    op_finish(r, rec, NULL, false);
     return;
   }
   rec->asked_load = op->origin == REPO_ORIGIN_ASKED;
@@ -458,14 +486,22 @@ void repo_op_run(srv_repository_t *r, srv_repo_op_t *op) {
 
 /* ---- Load results --------------------------------------------------------- */
 
-/* What the failed load says, for the caller and the index. */
+/* What the failed load says, for the index, an ensemble quoting it and
+ * (through load_answer) the caller: the job's error, else every failed
+ * version in tritonserver's words, "version N is at UNAVAILABLE state:
+ * <code>: <message>;" one after the other, ascending. */
 static srv_status_t *load_error(const repo_job_t *job) {
   if (job->error != NULL) return status_copy(job->error);
-  const srv_version_failure_t *f = &job->failures[0];
-  char id[REPO_ID_SIZE];
-  return srv_status_new(
-      GRPC_STATUS_INVALID_ARGUMENT, "failed to load '%s' version %lld: %s",
-      repo_id(id, job->record->ns, job->record->name), (long long)f->version, f->reason);
+  char text[SRV_STATUS_MESSAGE_MAX];
+  size_t len = 0;
+  for (size_t i = 0; i < job->failure_count && len < sizeof text; i++) {
+    const srv_version_failure_t *f = &job->failures[i];
+    int n = snprintf(text + len, sizeof text - len, "version %lld is at UNAVAILABLE state: %s;",
+                     (long long)f->version, f->reason);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", text);
 }
 
 void repo_models_discard(srv_repository_t *r, repo_job_t *job) {
@@ -551,7 +587,7 @@ static void on_load_done(srv_repository_t *r, repo_job_t *job) {
     for (size_t i = 0; i < rec->version_count; i++) srv_model_unref(rec->versions[i]);
     if (rec->version_count > 0) repo_users_rebind(r, rec, reload);
   }
-  op_finish(r, rec, st);
+  op_finish(r, rec, st, true);
   record_drop_if_unknown(r, rec);
 }
 
@@ -581,7 +617,7 @@ static void close_refuse_waiting(srv_repository_t *r) {
     }
     rec->queue_tail = NULL;
     if (rec->running != NULL && rec->running->kind == SRV_REPO_UNLOAD)
-      op_finish(r, rec, shutting_down(rec->running));
+      op_finish(r, rec, shutting_down(rec->running), false);
   }
 }
 

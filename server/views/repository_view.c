@@ -50,7 +50,16 @@ static void entry_rows(inference_RepositoryIndexResponse *reply,
               e->reason != NULL ? e->reason : "", a);
 }
 
-/* A folder never loaded has a row with its name only. */
+/* tritonserver's reason for a name that is a folder of several roots
+ * (MODEL_READY_REASON_DUPLICATE); such a name cannot load. */
+#define REASON_DUPLICATE "model appears in two or more repositories"
+
+/* The index lists the model folders of the roots as they are now (a
+ * mapped folder under its model name), each with what the registry says
+ * of it, as tritonserver builds it from its repositories' folders: a
+ * model still loaded from a root that was unregistered since, or whose
+ * folder is gone, or loaded from files given with the load, serves on but
+ * is not listed. A folder never loaded has a row with its name only. */
 inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
                                                              bool ready_only,
                                                              upb_Arena *a) {
@@ -59,25 +68,31 @@ inference_RepositoryIndexResponse *srv_view_repository_index(srv_server_t *srv,
   srv_repo_listing_t disk = {0};
   /* The roots now (registered ones included); a server made of a bare
    * registry (the views' tests) has only its options' roots. */
-  if (!ready_only && srv->repository != NULL)
+  if (srv->repository != NULL)
     srv_repository_listing(srv->repository, &disk);
-  else if (!ready_only)
+  else
     srv_repo_scan(srv->options->model_repositories, srv->options->model_repository_count,
                   false, &disk);
   const srv_registry_view_t *view = srv_registry_view_begin(srv->registry);
-  size_t n = srv_registry_view_count(view), i = 0, j = 0;
-  while (i < n || j < disk.count) {
-    const srv_registry_entry_t *e = i < n ? srv_registry_view_at(view, i) : NULL;
-    const srv_repo_model_t *d = j < disk.count ? &disk.models[j] : NULL;
-    int order = e == NULL ? 1 : d == NULL ? -1 : strcmp(e->name, d->name);
-    if (order == 0) order = srv_repo_ns_cmp(e->ns, d->ns); /* namespaces */
-    if (order <= 0) {
+  size_t n = srv_registry_view_count(view), i = 0;
+  for (size_t j = 0; j < disk.count; j++) {
+    const srv_repo_model_t *d = &disk.models[j];
+    /* Both lists are sorted by name, then namespace. */
+    const srv_registry_entry_t *e = NULL;
+    for (; i < n; i++) {
+      e = srv_registry_view_at(view, i);
+      int order = strcmp(e->name, d->name);
+      if (order == 0) order = srv_repo_ns_cmp(e->ns, d->ns);
+      if (order >= 0) break;
+    }
+    if (i == n || strcmp(e->name, d->name) != 0 || srv_repo_ns_cmp(e->ns, d->ns) != 0)
+      e = NULL;
+    if (d->duplicate) {
+      if (!ready_only) index_add(reply, d->name, "", "UNAVAILABLE", REASON_DUPLICATE, a);
+    } else if (e != NULL) {
       entry_rows(reply, e, ready_only, a);
-      i++;
-      if (order == 0) j++;
-    } else {
+    } else if (!ready_only) {
       index_add(reply, d->name, "", "", "", a);
-      j++;
     }
   }
   srv_registry_view_end(srv->registry);

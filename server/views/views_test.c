@@ -33,9 +33,9 @@ static const char kPlain[] =
 typedef struct {
   srv_server_t srv;
   srv_options_t opt;
-  char dir[64];
-  char *roots[1];
-  srv_model_t *simple, *plain;
+  char dir[64], dir2[64];
+  char *roots[2];
+  srv_model_t *simple, *plain, *elsewhere;
 } fixture_t;
 
 static srv_model_t *bare(const char *name, const char *text) {
@@ -52,31 +52,46 @@ static srv_model_t *bare(const char *name, const char *text) {
   return m;
 }
 
-/* Registry: broken (v1 failed), plain (v1), simple (v1), zz_gone (unloaded).
- * Folders on disk: a_never (never loaded) and simple. */
+/* The folders of the first root; "dup" is a folder of the second too. */
+static const char *const kFolders[] = {"a_never", "broken", "dup",
+                                       "plain",   "simple", "zz_gone"};
+
+/* Registry: broken (v1 failed), elsewhere (v1, no folder in the roots: a
+ * root unregistered since, say), plain (v1), simple (v1), zz_gone
+ * (unloaded). Folders: those of kFolders, a_never never loaded. */
 static void fixture_init(fixture_t *f) {
   memset(f, 0, sizeof *f);
   strcpy(f->dir, "/tmp/nereid-views-XXXXXX");
+  strcpy(f->dir2, "/tmp/nereid-views-XXXXXX");
   REQUIRE(mkdtemp(f->dir) != NULL);
+  REQUIRE(mkdtemp(f->dir2) != NULL);
   char path[128];
-  snprintf(path, sizeof path, "%s/a_never", f->dir);
-  REQUIRE(mkdir(path, 0700) == 0);
-  snprintf(path, sizeof path, "%s/simple", f->dir);
+  for (size_t i = 0; i < sizeof kFolders / sizeof kFolders[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", f->dir, kFolders[i]);
+    REQUIRE(mkdir(path, 0700) == 0);
+  }
+  snprintf(path, sizeof path, "%s/dup", f->dir2);
   REQUIRE(mkdir(path, 0700) == 0);
   f->roots[0] = f->dir;
+  f->roots[1] = f->dir2;
   f->opt.model_repositories = f->roots;
-  f->opt.model_repository_count = 1;
+  f->opt.model_repository_count = 2;
   f->srv.options = &f->opt;
   f->srv.registry = srv_registry_new();
   f->simple = bare("simple", kSimple);
   f->plain = bare("plain", kPlain);
+  f->elsewhere = bare("elsewhere", kPlain);
   srv_version_failure_t failure = {1, "bad config"};
-  srv_registry_entry_t e[4] = {
+  srv_registry_entry_t e[5] = {
       {.name = "broken",
        .state = SRV_MODEL_STATE_UNAVAILABLE,
        .reason = "bad config",
        .failures = &failure,
        .failure_count = 1},
+      {.name = "elsewhere",
+       .state = SRV_MODEL_STATE_READY,
+       .versions = &f->elsewhere,
+       .version_count = 1},
       {.name = "plain",
        .state = SRV_MODEL_STATE_READY,
        .versions = &f->plain,
@@ -89,19 +104,23 @@ static void fixture_init(fixture_t *f) {
        .state = SRV_MODEL_STATE_UNAVAILABLE,
        .reason = SRV_MODEL_REASON_UNLOADED},
   };
-  srv_registry_publish(f->srv.registry, e, 4);
+  srv_registry_publish(f->srv.registry, e, 5);
 }
 
 static void fixture_free(fixture_t *f) {
   srv_registry_free(f->srv.registry);
   srv_model_bare_free(f->simple);
   srv_model_bare_free(f->plain);
+  srv_model_bare_free(f->elsewhere);
   char path[128];
-  snprintf(path, sizeof path, "%s/a_never", f->dir);
-  rmdir(path);
-  snprintf(path, sizeof path, "%s/simple", f->dir);
+  for (size_t i = 0; i < sizeof kFolders / sizeof kFolders[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", f->dir, kFolders[i]);
+    rmdir(path);
+  }
+  snprintf(path, sizeof path, "%s/dup", f->dir2);
   rmdir(path);
   rmdir(f->dir);
+  rmdir(f->dir2);
 }
 
 static upb_StringView sv(const char *s) { return upb_StringView_FromString(s); }
@@ -255,11 +274,15 @@ static void repository_index(void) {
   fixture_t f;
   fixture_init(&f);
   srv_http_answer_t a;
+  /* The folders of the roots only, as tritonserver lists them: "elsewhere"
+   * serves but has no folder there; "dup" is in both roots. */
   srv_http_repository_index(&f.srv, "", 0, &a);
   expect(&a, 200,
          "[{\"name\":\"a_never\"},"
          "{\"name\":\"broken\",\"version\":\"1\",\"state\":\"UNAVAILABLE\","
          "\"reason\":\"bad config\"},"
+         "{\"name\":\"dup\",\"state\":\"UNAVAILABLE\","
+         "\"reason\":\"model appears in two or more repositories\"},"
          "{\"name\":\"plain\",\"version\":\"1\",\"state\":\"READY\"},"
          "{\"name\":\"simple\",\"version\":\"1\",\"state\":\"READY\"},"
          "{\"name\":\"zz_gone\",\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"}]");

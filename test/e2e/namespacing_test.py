@@ -229,8 +229,9 @@ class NamespacingTest(unittest.TestCase):
         details = cm.exception.details()
         self.assertEqual(details.count("load failed for model "), 2, details)
         for root in (a, b):
-            self.assertIn("load failed for model '%s::bad': failed to load '%s::bad' "
-                          "version 1: " % (root, root), details)
+            self.assertIn("load failed for model '%s::bad': version 1 is at UNAVAILABLE "
+                          "state: Invalid argument: unable to find backend library for "
+                          "backend 'no_such_backend'" % root, details)
             self.assertTrue(self.server.wait_text("failed to load '%s::bad' version 1"
                                                   % root), self.server.text())
         self.fails(lambda: self.load("ens"), E.INVALID_ARGUMENT,
@@ -243,7 +244,7 @@ class NamespacingTest(unittest.TestCase):
         req.parameters["file:1/README.md"].bytes_param = b"made by namespacing_test"
         self.fails(lambda: self.stub.RepositoryModelLoad(req, timeout=RPC_TIMEOUT),
                    E.INVALID_ARGUMENT,
-                   "load failed for model 'bad': failed to load 'bad' version 1: ")
+                   "load failed for model 'bad': version 1 is at UNAVAILABLE state: ")
 
     def test_without_namespacing_answers_name_models_alone(self):
         bad = 'name: "bad"\nbackend: "no_such_backend"\n'
@@ -252,7 +253,9 @@ class NamespacingTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as cm:
             self.load("bad")
         details = cm.exception.details()
-        self.assertTrue(details.startswith("failed to load 'bad' version 1: "), details)
+        self.assertTrue(details.startswith("load failed for model 'bad': version 1 is at "
+                                           "UNAVAILABLE state: Invalid argument: "), details)
+        self.assertTrue(details.endswith(";\n"), details)
         self.assertNotIn("::", details)
         self.assertTrue(self.server.wait_text("failed to load 'bad' version 1"))
 

@@ -2,6 +2,7 @@
 over gRPC and HTTP (docs/triton_errors.md lists them with Triton's
 source)."""
 
+import json
 import unittest
 
 import grpc
@@ -117,6 +118,73 @@ class TritonErrors(harness.ServerTestCase):
         req.parameters["file:1/a.txt"].bytes_param = b"x"
         self.grpc_fails(lambda: self.stub.RepositoryModelLoad(req, timeout=30), E.INTERNAL,
                         "failed to load 'simple', failed to poll from model repository")
+
+    def load_fails(self, config, code, status):
+        """The answers of a load of `simple` with `config` as override, over
+        gRPC and HTTP, which must be the same."""
+        text = json.dumps(config)
+        req = pb.RepositoryModelLoadRequest(model_name="simple")
+        req.parameters["config"].string_param = text
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.stub.RepositoryModelLoad(req, timeout=30)
+        self.assertEqual(cm.exception.code(), code)
+        r = requests.post(self.server.http_url + "/v2/repository/models/simple/load",
+                          json={"parameters": {"config": text}}, timeout=30)
+        self.assertEqual((r.status_code, r.json()),
+                         (status, {"error": cm.exception.details()}))
+        return cm.exception.details()
+
+    def test_failed_load(self):
+        # Triton's life cycle words a version that failed, and its
+        # repository manager the whole load; clients match both parts
+        # (L0_lifecycle: "version 2 is at UNAVAILABLE state: Internal: ...").
+        try:
+            no_backend = dict(harness.IDENTITY_CONFIG, backend="no_such_backend")
+            text = self.load_fails(no_backend, E.INVALID_ARGUMENT, 400)
+            self.assertTrue(text.startswith(
+                "load failed for model 'simple': version 1 is at UNAVAILABLE state: "
+                "Invalid argument: unable to find backend library for backend "
+                "'no_such_backend', try specifying runtime on the model configuration."),
+                text)
+            self.assertTrue(text.endswith(";\n"), text)
+            # A reload that fails leaves the loaded version serving.
+            self.assertIn(("simple", "1", "READY", ""), self.index())
+            no_version = dict(harness.IDENTITY_CONFIG,
+                              versionPolicy={"specific": {"versions": [7]}})
+            self.assertEqual(self.load_fails(no_version, E.INVALID_ARGUMENT, 400),
+                             "load failed for model 'simple': at least one version must "
+                             "be available under the version policy of model 'simple'\n")
+            # Every failed version, one after the other.
+            req = pb.RepositoryModelLoadRequest(model_name="twov")
+            req.parameters["config"].string_param = json.dumps(
+                dict(no_backend, versionPolicy={"all": {}}))
+            req.parameters["file:1/a.txt"].bytes_param = b"x"
+            req.parameters["file:2/a.txt"].bytes_param = b"x"
+            with self.assertRaises(grpc.RpcError) as cm:
+                self.stub.RepositoryModelLoad(req, timeout=30)
+            self.assertRegex(cm.exception.details(),
+                             r"^load failed for model 'twov': version 1 is at UNAVAILABLE "
+                             r"state: Invalid argument: unable to find backend [^;]*;"
+                             r"version 2 is at UNAVAILABLE state: Invalid argument: "
+                             r"unable to find backend [^;]*;\n$")
+            # With no version loaded, the index gives the version's reason
+            # as Triton's does: its code, then its message.
+            self.stub.RepositoryModelUnload(
+                pb.RepositoryModelUnloadRequest(model_name="simple"), timeout=30)
+            self.load_fails(no_backend, E.INVALID_ARGUMENT, 400)
+            rows = [r for r in self.index() if r[0] == "simple"]
+            self.assertEqual(len(rows), 1, rows)
+            self.assertEqual(rows[0][:3], ("simple", "1", "UNAVAILABLE"))
+            self.assertTrue(rows[0][3].startswith(
+                "Invalid argument: unable to find backend library for backend "
+                "'no_such_backend'"), rows)
+        finally:
+            self.stub.RepositoryModelLoad(
+                pb.RepositoryModelLoadRequest(model_name="simple"), timeout=30)
+
+    def index(self):
+        return [(m.name, m.version, m.state, m.reason) for m in self.stub.RepositoryIndex(
+            pb.RepositoryIndexRequest(), timeout=30).models]
 
     def test_input_count(self):
         text = ("expected 2 inputs but got 1 inputs for model 'simple'. Got inputs "

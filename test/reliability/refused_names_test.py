@@ -90,12 +90,14 @@ class RefusedNames(ServerTestCase):
         self.expect_error(lambda: self.load("ghost", config=broken), None,
                           "nosuch_backend")
         self.assertNotIn("ghost", self.listed())
-        # Once a model of that name was loaded, its failures are listed.
+        # Nor once a model of that name was loaded: the index lists the
+        # folders of the repositories, as Triton's, and "ghost" has none.
         self.load("ghost", config=IDENTITY)
+        self.assertNotIn("ghost", self.listed())
         self.stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(
             model_name="ghost"), timeout=RPC_TIMEOUT)
         self.expect_error(lambda: self.load("ghost", config=broken), None)
-        self.assertIn("ghost", self.listed())
+        self.assertNotIn("ghost", self.listed())
 
 
 if __name__ == "__main__":
