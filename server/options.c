@@ -62,6 +62,47 @@ static bool pool_setting_parse(const char *c, int *device, uint64_t *bytes) {
   return true;
 }
 
+bool srv_options_rate_resource_parse(const char *text, size_t *name_len, uint64_t *count,
+                                     int32_t *device) {
+  const char *c1 = strchr(text, ':');
+  if (c1 == NULL || c1 == text || (size_t)(c1 - text) > SRV_RATE_RESOURCE_NAME_MAX)
+    return false;
+  const char *c2 = strchr(c1 + 1, ':');
+  char num[24];
+  size_t n = c2 != NULL ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+  if (n >= sizeof num) return false;
+  memcpy(num, c1 + 1, n);
+  num[n] = '\0';
+  if (!parse_u64(num, count) || *count > INT32_MAX) return false;
+  *device = -1;
+  uint64_t d;
+  if (c2 != NULL && strcmp(c2 + 1, "-1") != 0) {
+    if (!parse_u64(c2 + 1, &d) || d > INT32_MAX) return false;
+    *device = (int32_t)d;
+  }
+  *name_len = (size_t)(c1 - text);
+  return true;
+}
+
+srv_status_t *srv_options_rate_resource_check(const char *text) {
+  size_t len;
+  uint64_t count;
+  int32_t device;
+  if (srv_options_rate_resource_parse(text, &len, &count, &device)) return NULL;
+  /* tritonserver's text first: scripts match on it. */
+  return srv_status_new(
+      GRPC_STATUS_INVALID_ARGUMENT,
+      "--rate-limit-resource option format is "
+      "'<resource_name>:<count>:<device>' or '<resource_name>:<count>'. "
+      "Got %s (a name of 1 to %u bytes, a count of 0 to %d, a device of "
+      "-1 for every device or a GPU id)",
+      text, SRV_RATE_RESOURCE_NAME_MAX, INT32_MAX);
+}
+
+bool srv_options_rate_limited(const srv_options_t *opt) {
+  return strcasecmp(opt->rate_limit, "execution_count") == 0;
+}
+
 static srv_status_t *flag_set(srv_options_t *opt, const flag_t *f, const char *value) {
   void *slot = (char *)opt + f->offset;
   switch (f->kind) {
@@ -327,15 +368,16 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
   if (st == NULL)
     st = srv_host_policy_check_nodes(opt->host_policies, opt->host_policy_count);
   if (st != NULL) return st;
-  if (strcmp(opt->rate_limit, "execution_count") == 0)
-    return LACKS(
-        "--rate-limit=execution_count: Nereid has no rate limiter (instances run "
-        "whenever their scheduler gives them work; only 'off' is accepted)");
-  if (strcmp(opt->rate_limit, "off") != 0)
-    return BAD("--rate-limit expects off or execution_count, got '%s'", opt->rate_limit);
-  if (opt->rate_limit_resource_count > 0)
-    return LACKS("--rate-limit-resource '%s': Nereid has no rate limiter",
-                 opt->rate_limit_resources[0]);
+  /* tritonserver reads the mode without case. */
+  if (strcasecmp(opt->rate_limit, "off") != 0 &&
+      strcasecmp(opt->rate_limit, "execution_count") != 0)
+    return BAD(
+        "invalid argument for --rate-limit: expected off or execution_count, got "
+        "'%s'",
+        opt->rate_limit);
+  for (size_t i = 0; i < opt->rate_limit_resource_count && st == NULL; i++)
+    st = srv_options_rate_resource_check(opt->rate_limit_resources[i]);
+  if (st != NULL) return st;
   srv_cache_choice_t cache;
   srv_status_t *cst = srv_cache_config_parse(opt->cache_configs, opt->cache_config_count,
                                              opt->response_cache_byte_size, &cache);

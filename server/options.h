@@ -132,12 +132,10 @@ typedef struct {
   size_t host_policy_count;
   char *cache_directory;     /* --cache-directory: where cache libraries are */
   char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
-  /* Features Nereid lacks: recognized, refused by srv_options_validate
-   * beyond the value that asks for nothing. */
-  bool model_namespacing;            /* --model-namespacing */
-  char *rate_limit;                  /* --rate-limit, only "off" */
-  char **rate_limit_resources;       /* --rate-limit-resource */
+  char *rate_limit;          /* --rate-limit: off or execution_count, any case */
+  char **rate_limit_resources; /* --rate-limit-resource, <name>:<count>[:<device>] */
   size_t rate_limit_resource_count;
+  bool model_namespacing; /* --model-namespacing */
   /* The response cache (../cache/cache_config.h checks them). */
   uint64_t response_cache_byte_size; /* --response-cache-byte-size: local's size */
   char **cache_configs;              /* --cache-config <cache>,<key>=<value> */
@@ -187,5 +185,22 @@ char *srv_options_backend_directory_for(const char *exe);
 
 void srv_options_usage(FILE *out);
 void srv_options_free(srv_options_t *opt);
+
+/** Longest resource name --rate-limit-resource takes (bytes). */
+#define SRV_RATE_RESOURCE_NAME_MAX 1024u
+
+/** Reads one --rate-limit-resource text, <name>:<count>[:<device>]: the
+ *  name's length (1 to SRV_RATE_RESOURCE_NAME_MAX bytes before the first
+ *  ':'), a count of 0 to INT32_MAX, and a device of -1 (every device, the
+ *  default) or a GPU id. False when the text has another form. */
+bool srv_options_rate_resource_parse(const char *text, size_t *name_len, uint64_t *count,
+                                     int32_t *device);
+
+/** NULL when srv_options_rate_resource_parse reads text, else
+ *  INVALID_ARGUMENT with tritonserver's text. */
+srv_status_t *srv_options_rate_resource_check(const char *text);
+
+/** Whether --rate-limit asks for the rate limiter (execution_count). */
+bool srv_options_rate_limited(const srv_options_t *opt);
 
 #endif

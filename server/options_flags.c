@@ -298,10 +298,14 @@ const flag_t srv_option_flags[] = {
      "repositories; a request by a name found in more than one fails (default "
      "false)."},
     {"rate-limit", FLAG_STRING, OPT(rate_limit), 0, 0,
-     "off only (the default): Nereid has no rate limiter; execution_count is "
-     "refused."},
+     "off (the default) or execution_count: an instance then runs only while the "
+     "resources its instance group's rate_limiter asks for are free, waiting "
+     "instances taken by fewest runs times priority, then arrival."},
     {"rate-limit-resource", FLAG_STRING_LIST, OPT(rate_limit_resources), 0, 0,
-     "<name>:<count>[:<device>]: refused, Nereid has no rate limiter."},
+     "<name>:<count>[:<device>]: copies of a rate limiter resource, on one GPU or "
+     "(no device, -1) on every device; a global resource takes the largest count "
+     "given for its name. Without any, a resource has the largest count one "
+     "instance asks for."},
     {"response-cache-byte-size", FLAG_U64, OPT(response_cache_byte_size), 0, 0,
      "Deprecated: the same as --cache-config=local,size=<bytes> (default 0: no "
      "cache)."},

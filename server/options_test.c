@@ -565,10 +565,37 @@ static void triton_flags(void) {
   expect_validate("--host-policy=gpu_0,numa-node=1000", "'gpu_0,numa-node=1000': ");
   expect_validate("--host-policy=gpu_0,cpu-cores=0-3", "");
   expect_validate("--model-namespacing=true", "");
-  expect_validate("--rate-limit=execution_count", "Nereid has no rate limiter");
-  expect_validate("--rate-limit=sometimes", "expects off or execution_count");
-  expect_validate("--rate-limit-resource=R1:4", "--rate-limit-resource 'R1:4': Nereid "
-                                                "has no rate limiter");
+  /* The rate limiter: the mode in any case, as tritonserver reads it;
+   * resources in Triton's two forms, and every bad form refused with
+   * tritonserver's text. */
+  expect_validate("--rate-limit=execution_count", "");
+  expect_validate("--rate-limit=EXECUTION_COUNT", "");
+  expect_validate("--rate-limit=Off", "");
+  expect_validate("--rate-limit=sometimes",
+                  "invalid argument for --rate-limit: expected off or execution_count, "
+                  "got 'sometimes'");
+  expect_validate("--rate-limit-resource=R1:4", "");
+  expect_validate("--rate-limit-resource=R1:4:0", "");
+  expect_validate("--rate-limit-resource=R1:4:-1", "");
+  const char *bad_resources[] = {"R1",      ":4",      "R1:-4",    "R1:4:1:2",
+                                 "R1:4:-2", "R1:four", "R1:4:gpu", "R1:2147483648"};
+  for (size_t i = 0; i < sizeof bad_resources / sizeof *bad_resources; i++) {
+    char flag[64], needle[128];
+    snprintf(flag, sizeof flag, "--rate-limit-resource=%s", bad_resources[i]);
+    snprintf(needle, sizeof needle,
+             "--rate-limit-resource option format is '<resource_name>:<count>:<device>' "
+             "or '<resource_name>:<count>'. Got %s ",
+             bad_resources[i]);
+    expect_validate(flag, needle);
+  }
+  char *rl[] = {"nereid", "--model-repository=/", "--rate-limit=Execution_Count", NULL};
+  REQUIRE(parse(&opt, rl) == NULL);
+  CHECK(srv_options_rate_limited(&opt));
+  srv_options_free(&opt);
+  char *rl_off[] = {"nereid", "--model-repository=/", NULL};
+  REQUIRE(parse(&opt, rl_off) == NULL);
+  CHECK(!srv_options_rate_limited(&opt));
+  srv_options_free(&opt);
   /* The response cache: accepted now; its own checks (../cache/) answer. */
   expect_validate("--response-cache-byte-size=1024", "");
   expect_validate("--cache-config=local,size=1048576", "");
@@ -581,16 +608,16 @@ static void triton_flags(void) {
   CHECK(cst != NULL && strstr(srv_status_message(cst), "Incompatible flags") != NULL);
   srv_status_free(cst);
   srv_options_free(&opt);
-  /* A missing feature is UNIMPLEMENTED, a bad form INVALID_ARGUMENT. */
+  /* Namespacing and the rate limiter work; a bad form is INVALID_ARGUMENT. */
   char *ns[] = {"nereid", "--model-repository=/", "--model-namespacing", NULL};
   REQUIRE(parse(&opt, ns) == NULL);
   CHECK(opt.model_namespacing);
   CHECK(srv_options_validate(&opt) == NULL);
   srv_options_free(&opt);
-  char *rate[] = {"nereid", "--model-repository=/", "--rate-limit=execution_count", NULL};
+  char *rate[] = {"nereid", "--model-repository=/", "--rate-limit=often", NULL};
   REQUIRE(parse(&opt, rate) == NULL);
   srv_status_t *st = srv_options_validate(&opt);
-  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_UNIMPLEMENTED);
+  CHECK(st != NULL && srv_status_code(st) == GRPC_STATUS_INVALID_ARGUMENT);
   srv_status_free(st);
   srv_options_free(&opt);
 }

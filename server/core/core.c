@@ -8,6 +8,7 @@
 #include "server/cache/cache_config.h"
 #include "server/common/deadline.h"
 #include "server/cuda/memory.h"
+#include "server/sched/rate_limiter.h"
 #include "server/shm/shm.h"
 #include "server/trace/trace_config.h"
 #include "server/trace/tracer.h"
@@ -51,6 +52,18 @@ srv_status_t *srv_core_start(srv_server_t *srv, const srv_options_t *opt,
   srv->runtime = act_runtime_new(&config);
   if (srv->runtime == NULL)
     return srv_status_new(GRPC_STATUS_INTERNAL, "cannot start the actor runtime");
+  if (srv_options_rate_limited(opt)) {
+    st = srv_rl_new(srv->runtime, opt->rate_limit_resources,
+                    opt->rate_limit_resource_count, &srv->limiter);
+    if (st != NULL) { /* flags srv_options_validate did not see: nothing runs yet */
+      act_runtime_quiesce(srv->runtime);
+      act_runtime_free(srv->runtime);
+      srv->runtime = NULL;
+      srv_cache_free(srv->cache);
+      srv->cache = NULL;
+      return st;
+    }
+  }
   srv->shm = srv_shm_new(opt->allow_client_shm);
   /* Before any model: backends may ask for GPU or pinned memory at load. */
   srv_cuda_pools_init(opt);
@@ -76,7 +89,12 @@ bool srv_core_wait_until(srv_server_t *srv, uint64_t deadline_ns) {
   return srv_repository_wait(srv->repository, deadline_ns);
 }
 
-void srv_core_quiesce(srv_server_t *srv) { act_runtime_quiesce(srv->runtime); }
+void srv_core_quiesce(srv_server_t *srv) {
+  /* Every model has stopped: none sends to the limiter any more. */
+  if (srv->limiter != NULL && !srv->limiter_stopped) srv_rl_stop(srv->limiter);
+  srv->limiter_stopped = true;
+  act_runtime_quiesce(srv->runtime);
+}
 
 void srv_core_abandon(srv_server_t *srv) {
   srv_repository_abandon(srv->repository);
@@ -94,6 +112,8 @@ void srv_core_free(srv_server_t *srv) {
   srv_repository_free(srv->repository); /* finalizes models, then backends */
   srv_cuda_pools_fini();                /* after the last model let go */
   act_runtime_free(srv->runtime);
+  srv_rl_free(srv->limiter); /* stopped by srv_core_quiesce */
+  srv->limiter = NULL;
   srv_shm_free(srv->shm); /* no request holds a region any more */
   srv_tracer_free(srv->tracer); /* every trace released: the files close */
   srv_cache_free(srv->cache);   /* no model, so no request, uses it any more */

@@ -28,6 +28,7 @@ typedef struct srv_registry srv_registry_t;
 typedef struct srv_shm srv_shm_t;
 typedef struct srv_repository srv_repository_t;
 typedef struct srv_tracer srv_tracer_t;
+struct srv_rl;
 
 typedef enum {
   SRV_STATE_STARTING = 0,
@@ -42,6 +43,8 @@ typedef struct srv_server {
   srv_repository_t *repository; /* model life cycle */
   srv_shm_t *shm;               /* clients' shared-memory regions */
   srv_tracer_t *tracer;         /* trace settings, sampling, the trace file */
+  struct srv_rl *limiter;       /* --rate-limit=execution_count; NULL when off */
+  bool limiter_stopped;         /* the main thread's (srv_core_quiesce) */
   struct srv_cache *cache;      /* the response cache (../cache/); NULL: none */
   _Atomic int state;            /* srv_state_t */
   /* Set once, by srv_core_cancel when the exit timeout expired: every

@@ -1,6 +1,6 @@
-/* The TRITONSERVER_ServerOptions of features Nereid does not have (rate
- * limiter, repository agents, peer access). Each accepts the value that
- * asks for nothing, which is Triton's default, so that an application setting
+/* The TRITONSERVER_ServerOptions of features Nereid does not have
+ * (repository agents, peer access). Each accepts the value that asks for
+ * nothing, which is Triton's default, so that an application setting
  * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
  * the option and what Nereid lacks, a value that asks for the feature
  * (embed.md, "Options"). Nothing is stored: an accepted value is the
@@ -16,33 +16,6 @@
 /* Every function here checks its options handle first. */
 #define OPTIONS_CHECK(fn, o) \
   if ((o) == NULL) return SRV_EMBED_NULL(fn, "options")
-
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRateLimiterMode(
-    TRITONSERVER_ServerOptions *o, TRITONSERVER_RateLimitMode mode) {
-  const char *fn = "TRITONSERVER_ServerOptionsSetRateLimiterMode";
-  OPTIONS_CHECK(fn, o);
-  if (mode == TRITONSERVER_RATE_LIMIT_OFF) return NULL;
-  if (mode == TRITONSERVER_RATE_LIMIT_EXEC_COUNT)
-    return NO_FEATURE("TRITONSERVER_ServerOptionsSetRateLimiterMode",
-                      "EXEC_COUNT: Nereid has no rate limiter (instances run whenever "
-                      "their scheduler gives them work)");
-  return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown rate limit mode %d", fn,
-                       (int)mode);
-}
-
-/* Resources only matter to the EXEC_COUNT mode, which is refused: with the
- * limiter off Triton ignores them too. */
-TRITONSERVER_Error *TRITONSERVER_ServerOptionsAddRateLimiterResource(
-    TRITONSERVER_ServerOptions *o, const char *name, const size_t count, const int device) {
-  const char *fn = "TRITONSERVER_ServerOptionsAddRateLimiterResource";
-  OPTIONS_CHECK(fn, o);
-  if (name == NULL) return SRV_EMBED_NULL(fn, "resource_name");
-  if (device < -1)
-    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
-                         "%s: device %d for resource '%s' (-1 is global, else a GPU id)",
-                         fn, device, name);
-  return NULL;
-}
 
 /* Where repository agents would be found: a search path; a model whose
  * config names one fails to load, with its own error. */

@@ -76,6 +76,18 @@ TRITONSERVER_Error *srv_embed_flag_add(TRITONSERVER_ServerOptions *o, const char
   return err;
 }
 
+/* srv_embed_flag_add of --flag=text once the setter's own check (st) passed; its
+ * refusal is INVALID_ARG naming the function. */
+static TRITONSERVER_Error *checked_flag_add(TRITONSERVER_ServerOptions *o, const char *fn,
+                                            srv_status_t *st, const char *flag,
+                                            const char *text) {
+  if (st == NULL) return srv_embed_flag_add(o, fn, flag, "%s", text);
+  TRITONSERVER_Error *err =
+      api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn, srv_status_message(st));
+  srv_status_free(st);
+  return err;
+}
+
 static const char *bool_text(bool b) { return b ? "true" : "false"; }
 
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsNew(TRITONSERVER_ServerOptions **options) {
@@ -245,14 +257,8 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetMetricsConfig(
     return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: setting too long", fn);
   srv_metrics_config_t scratch;
   srv_metrics_config_init(&scratch);
-  srv_status_t *st = srv_metrics_config_parse(&scratch, text);
-  if (st != NULL) {
-    TRITONSERVER_Error *err = api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: %s", fn,
-                                            srv_status_message(st));
-    srv_status_free(st);
-    return err;
-  }
-  return srv_embed_flag_add(o, fn, "metrics-config", "%s", text);
+  return checked_flag_add(o, fn, srv_metrics_config_parse(&scratch, text),
+                          "metrics-config", text);
 }
 
 /* ---- More of tritonserver's flags (README.md, "Flags") --------------------- */
@@ -317,6 +323,43 @@ TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
                          device_id, fraction);
   return srv_embed_flag_add(o, fn, "model-load-gpu-limit", "%d:%.17g", device_id,
                             fraction);
+}
+
+/* The rate limiter's settings, as --rate-limit and --rate-limit-resource
+ * (embed.md, "Options"). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRateLimiterMode(
+    TRITONSERVER_ServerOptions *o, TRITONSERVER_RateLimitMode mode) {
+  const char *fn = "TRITONSERVER_ServerOptionsSetRateLimiterMode";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (mode == TRITONSERVER_RATE_LIMIT_OFF)
+    return srv_embed_flag_add(o, fn, "rate-limit", "off");
+  if (mode == TRITONSERVER_RATE_LIMIT_EXEC_COUNT)
+    return srv_embed_flag_add(o, fn, "rate-limit", "execution_count");
+  return api_error_new(TRITONSERVER_ERROR_INVALID_ARG, "%s: unknown rate limit mode %d",
+                       fn, (int)mode);
+}
+
+/* A resource's count on `device`, or on every device with -1 (a global
+ * resource takes the largest count given for its name). */
+TRITONSERVER_Error *TRITONSERVER_ServerOptionsAddRateLimiterResource(
+    TRITONSERVER_ServerOptions *o, const char *name, const size_t count,
+    const int device) {
+  const char *fn = "TRITONSERVER_ServerOptionsAddRateLimiterResource";
+  if (o == NULL) return NULL_ARG(fn, "options");
+  if (name == NULL) return NULL_ARG(fn, "resource_name");
+  if (device < -1)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: device %d for resource '%s' (-1 is every device, else a "
+                         "GPU id)",
+                         fn, device, name);
+  if (strchr(name, ':') != NULL)
+    return api_error_new(TRITONSERVER_ERROR_INVALID_ARG,
+                         "%s: resource name '%s' must not hold ':'", fn, name);
+  char text[SRV_RATE_RESOURCE_NAME_MAX + 64];
+  snprintf(text, sizeof text, "%.*s:%zu:%d", (int)SRV_RATE_RESOURCE_NAME_MAX + 1, name,
+           count, device);
+  return checked_flag_add(o, fn, srv_options_rate_resource_check(text),
+                          "rate-limit-resource", text);
 }
 
 /* --host-policy: cpu-cores sets the CPU affinity of the instances of that

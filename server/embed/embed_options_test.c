@@ -151,8 +151,6 @@ static void test_null_arguments(void) {
  * UNSUPPORTED, naming the option. */
 static void test_absent_features(void) {
   TRITONSERVER_ServerOptions *o = options();
-  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_OFF));
-  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 4, -1));
   OK(TRITONSERVER_ServerOptionsSetResponseCacheByteSize(o, 0));
   OK(TRITONSERVER_ServerOptionsSetCacheDirectory(o, "/opt/tritonserver/caches"));
   OK(TRITONSERVER_ServerOptionsSetRepoAgentDirectory(o, "/opt/tritonserver/repoagents"));
@@ -160,17 +158,46 @@ static void test_absent_features(void) {
   OK(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(o, TRITONSERVER_INSTANCEGROUPKIND_GPU,
                                                        0, 1.0));
   OK(TRITONSERVER_ServerOptionsSetEnablePeerAccess(o, true));
-  FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT),
-        UNSUPPORTED, "no rate limiter");
-  FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, (TRITONSERVER_RateLimitMode)5),
-        INVALID_ARG, "unknown rate limit mode 5");
-  FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 1, -2), INVALID_ARG,
-        "device -2");
   FAILS(TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit(
             o, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, 0.5),
         INVALID_ARG, "only KIND_GPU");
   FAILS(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "model", "x", "y"), UNSUPPORTED,
         "group 'model'");
+  OK(TRITONSERVER_ServerOptionsDelete(o));
+}
+
+/* The rate limiter's setters become --rate-limit and --rate-limit-resource;
+ * what the command line refuses, they refuse naming the function. */
+static void test_rate_limiter(void) {
+  TRITONSERVER_ServerOptions *o = options();
+  srv_options_t opt;
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(!srv_options_rate_limited(&opt)); /* OFF, Triton's default */
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT));
+  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 4, -1));
+  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R2", 0, 1));
+  FAILS(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, (TRITONSERVER_RateLimitMode)5),
+        INVALID_ARG, "unknown rate limit mode 5");
+  FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R1", 1, -2), INVALID_ARG,
+        "device -2");
+  FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R:1", 1, 0), INVALID_ARG,
+        "must not hold ':'");
+  FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "", 1, 0), INVALID_ARG,
+        "TRITONSERVER_ServerOptionsAddRateLimiterResource: --rate-limit-resource option "
+        "format is");
+  FAILS(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R3", (size_t)1 << 40, 0),
+        INVALID_ARG, "Got R3:1099511627776:0");
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(srv_options_rate_limited(&opt));
+  REQUIRE(opt.rate_limit_resource_count == 2);
+  CHECK_STREQ(opt.rate_limit_resources[0], "R1:4:-1");
+  CHECK_STREQ(opt.rate_limit_resources[1], "R2:0:1");
+  srv_options_free(&opt);
+  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_OFF));
+  REQUIRE(srv_embed_options_build(o, &opt) == NULL);
+  CHECK(!srv_options_rate_limited(&opt)); /* the last setting wins */
+  srv_options_free(&opt);
   OK(TRITONSERVER_ServerOptionsDelete(o));
 }
 
@@ -311,5 +338,5 @@ static void test_cache(void) {
 
 UNIT_MAIN("embed_options_test", UNIT_CASE(test_new_delete), UNIT_CASE(test_flags),
           UNIT_CASE(test_bad_values), UNIT_CASE(test_null_arguments),
-          UNIT_CASE(test_absent_features), UNIT_CASE(test_triton_flags),
-          UNIT_CASE(test_log_file), UNIT_CASE(test_cache))
+          UNIT_CASE(test_absent_features), UNIT_CASE(test_rate_limiter),
+          UNIT_CASE(test_triton_flags), UNIT_CASE(test_log_file), UNIT_CASE(test_cache))

@@ -581,6 +581,55 @@ static void test_poll(void) {
   OK(TRITONSERVER_ServerDelete(s));
 }
 
+/* `simple` (unnamed: the folder names it) whose instance asks for `count`
+ * of the rate limiter's R. */
+static bool limited_simple_add(const char *root, const char *name, int count) {
+  char *text = simple_unnamed();
+  char *group = strstr(text, "instance_group");
+  if (group != NULL) *group = '\0';
+  char config[8192];
+  snprintf(config, sizeof config,
+           "%sinstance_group [ { kind: KIND_CPU rate_limiter { resources [ { name: \"R\" "
+           "count: %d } ] } } ]\n",
+           text, count);
+  free(text);
+  return group != NULL && embed_model_add(root, name, config);
+}
+
+/* The rate limiter set through the options: a model whose instance asks
+ * for more of R than AddRateLimiterResource gives fails to load with
+ * Triton's text; one within it serves; stop and delete end the limiter. */
+static void test_rate_limiter(void) {
+  char rl_repo[PATH_MAX];
+  const char *tmp = getenv("TEST_TMPDIR");
+  snprintf(rl_repo, sizeof rl_repo, "%s/embed_rl_XXXXXX", tmp ? tmp : "/tmp");
+  REQUIRE(mkdtemp(rl_repo) != NULL);
+  REQUIRE(limited_simple_add(rl_repo, "simple", 1));
+  REQUIRE(limited_simple_add(rl_repo, "greedy", 2));
+  TRITONSERVER_ServerOptions *o =
+      options_for(rl_repo, TRITONSERVER_MODEL_CONTROL_EXPLICIT);
+  OK(TRITONSERVER_ServerOptionsSetRateLimiterMode(o, TRITONSERVER_RATE_LIMIT_EXEC_COUNT));
+  OK(TRITONSERVER_ServerOptionsAddRateLimiterResource(o, "R", 1, -1));
+  TRITONSERVER_Server *s = server_new(o);
+  REQUIRE(s != NULL);
+  OK(TRITONSERVER_ServerLoadModel(s, "simple"));
+  infer_simple(s); /* through the limiter */
+  infer_simple(s);
+  TRITONSERVER_Error *err = TRITONSERVER_ServerLoadModel(s, "greedy");
+  REQUIRE(err != NULL);
+  CONTAINS(
+      TRITONSERVER_ErrorMessage(err),
+      "Resource count for \"R\" is limited to 1 which will prevent scheduling of one "
+      "or more model instances, the minimum required count is 2");
+  TRITONSERVER_ErrorDelete(err);
+  CHECK(!model_ready(s, "greedy"));
+  OK(TRITONSERVER_ServerUnloadModel(s, "simple"));
+  OK(TRITONSERVER_ServerLoadModel(s, "simple")); /* its old tickets are gone */
+  infer_simple(s);
+  OK(TRITONSERVER_ServerStop(s));
+  OK(TRITONSERVER_ServerDelete(s));
+}
+
 /* A server the API did not make (as TRITONBACKEND_ModelServer gives the
  * nereid process's): questions and model control work, stopping does not. */
 static void test_process_server(void) {
@@ -623,6 +672,7 @@ int main(void) {
       UNIT_CASE(test_poll),
       UNIT_CASE(test_process_server),
       UNIT_CASE(test_cache),
+      UNIT_CASE(test_rate_limiter),
   };
   return unit_run("embed_test", cases, sizeof cases / sizeof cases[0]);
 }

@@ -14,6 +14,7 @@
 #include "server/cuda/cuda.h"
 #include "server/model/config_limits.h"
 #include "server/model/model.h"
+#include "server/sched/rate_limiter_model.h"
 #include "server/trace/trace_request.h"
 
 enum { INSTANCE_EXECUTE = 0x300, INSTANCE_STOP };
@@ -70,6 +71,13 @@ static void instance_behaviour(act_actor_t *self, act_msg_t *msg) {
         TRITONSERVER_ErrorDelete(err);
       }
       inst->batch_count = 0;
+      /* With the rate limiter, its resources go back first; the limiter
+       * then sends idle_msg (rate_limiter.md). A failed execute releases
+       * too: no grant is ever kept. */
+      if (inst->rl_ticket != NULL) {
+        srv_rl_release(m->rl, inst->rl_ticket);
+        return;
+      }
       /* The scheduler's turn runs here, so the next batch needs no worker
        * (actors/inline.h); execute has returned, nothing here blocks. */
       act_send_inline(&m->actor, &inst->idle_msg);
@@ -245,6 +253,7 @@ srv_status_t *srv_instances_create(srv_model_t *m) {
         srv_instance_t *inst =
             instance_new(m, name, kind, gpus != NULL ? gpus[d] : 0,
                          inference_ModelInstanceGroup_host_policy(g[i]));
+        inst->rate_limiter = inference_ModelInstanceGroup_rate_limiter(g[i]);
         inst->index = m->instance_count;
         m->instances[m->instance_count++] = inst;
         srv_status_t *st = instance_start(m, inst);
@@ -270,6 +279,7 @@ void srv_instances_wait(srv_model_t *m) {
 
 void srv_instances_free(srv_model_t *m) {
   for (uint32_t i = 0; i < m->instance_count; i++) {
+    srv_rl_ticket_free(m->instances[i]);
     free(m->instances[i]->name);
     free(m->instances[i]->host_policy);
     free(m->instances[i]->batch);

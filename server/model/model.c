@@ -20,6 +20,7 @@
 #include "server/model/config_json.h"
 #include "server/model/model_check.h"
 #include "server/sched/ensemble.h"
+#include "server/sched/rate_limiter_model.h"
 #include "server/sched/scheduler.h"
 #include "server/sched/sequence.h"
 
@@ -129,6 +130,7 @@ static void model_release(srv_model_t *m) {
   srv_ensemble_free(m);
   scheduler_free(m);
   srv_instances_free(m);
+  free(m->rl_detach.tickets);
   free(m->config_json);
   free(m->name);
   free(m->dir);
@@ -236,6 +238,7 @@ srv_status_t *srv_model_load(srv_server_t *srv, const char *dir, const char *nam
     return st;
   }
   st = srv_instances_create(m);
+  if (st == NULL) st = srv_rl_model_attach(m);
   if (st != NULL) {
     load_undo(m, true);
     return st;

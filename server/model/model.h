@@ -18,6 +18,7 @@
 #include "server/model/request.h"
 #include "server/sched/batcher.h"
 #include "server/sched/queue.h"
+#include "server/sched/rate_limiter.h"
 #include "server/stats/stats.h"
 #include "server/stats/thread_slot.h"
 
@@ -42,6 +43,8 @@ enum {
   SRV_MODEL_STOP_RETRY,      /* a gated send was under way: look again */
   SRV_MODEL_STOPPED,         /* the actor's final message */
   SRV_MODEL_SEQ_END,         /* srv_model_sequence_end (sched/sequence.c) */
+  SRV_MODEL_RL_WITHDRAWN,    /* the rate limiter gave back a waiting ask */
+  SRV_MODEL_RL_DETACHED,     /* the rate limiter let go of the instances */
 };
 
 struct TRITONBACKEND_Model {
@@ -122,6 +125,12 @@ struct TRITONBACKEND_Model {
   uint64_t watch_at;  /* the next queue sweep for lazy watching; 0: none due */
   bool stopping, retry_sent;
   srv_infer_state_t *order_head, *order_tail; /* preserve_ordering */
+  /* The rate limiter (sched/rate_limiter_model.c): the instances' tickets
+   * are attached from load until the limiter answers rl_detach. */
+  struct srv_rl *rl; /* the server's limiter; NULL: off, or no instance */
+  bool rl_detaching, rl_detached;
+  srv_rl_detach_t rl_detach;
+  act_msg_t rl_detached_msg;
 };
 
 struct TRITONBACKEND_ModelInstance {
@@ -143,6 +152,10 @@ struct TRITONBACKEND_ModelInstance {
   uint32_t batch_count, batch_cap;
   act_msg_t idle_msg; /* instance -> model actor */
   act_msg_t stop_msg;
+  /* Its group's rate_limiter (in the model's config arena) and, with the
+   * rate limiter on, its ticket (rate_limiter.md); NULL otherwise. */
+  const inference_ModelRateLimiter *rate_limiter;
+  srv_rl_ticket_t *rl_ticket;
   /* Requests in the backend's Execute now, 0 otherwise; written by the
    * instance's thread, read only for shutdown's log of what it abandons. */
   _Atomic uint32_t executing;

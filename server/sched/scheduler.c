@@ -152,7 +152,12 @@ static void dispatch(srv_model_t *m) {
     inst->batch_count = n;
     if (m->batcher.preserve_ordering)
       for (uint32_t i = 0; i < n; i++) srv_reorder_track(m, inst->batch[i]->state);
-    act_send(&inst->actor, &inst->execute_msg);
+    /* With the rate limiter the formed batch waits for its grant, which
+     * sends execute_msg; its queue time goes on (rate_limiter.md). */
+    if (inst->rl_ticket == NULL)
+      act_send(&inst->actor, &inst->execute_msg);
+    else
+      srv_rl_ask(m->rl, inst->rl_ticket);
   }
   uint64_t next = earliest(srv_queue_next_timeout(&m->queue), wait_until);
   srv_scheduler_timer_want(m, earliest(next, watch_sweep(m, now)));
@@ -212,6 +217,36 @@ static void fail_queued(srv_model_t *m) {
   }
 }
 
+/* What the limiter gave back of a batch that waited for its grant when the
+ * model stopped: answered as fail_queued answers, the instance idle. */
+static void withdrawn(srv_model_t *m, srv_instance_t *inst) {
+  bool exiting = srv_server_cancelling(m->server);
+  for (uint32_t i = 0; i < inst->batch_count; i++) {
+    if (exiting)
+      srv_request_fail(inst->batch[i], TRITONSERVER_ERROR_CANCELLED,
+                       "model '%s': request cancelled, the server's exit timeout "
+                       "expired",
+                       m->name);
+    else
+      srv_request_fail(inst->batch[i], TRITONSERVER_ERROR_UNAVAILABLE,
+                       "model '%s' version %lld is unloading", m->name,
+                       (long long)m->version);
+  }
+  inst->batch_count = 0;
+  inst->next_idle = m->idle;
+  m->idle = inst;
+  m->idle_count++;
+}
+
+/* At stop: every instance whose batch still waits for the limiter gets it
+ * back (SRV_MODEL_RL_WITHDRAWN); one already granted runs and comes back
+ * idle as usual. */
+static void withdraw_all(srv_model_t *m) {
+  if (m->rl == NULL) return;
+  for (uint32_t i = 0; i < m->instance_count; i++)
+    srv_rl_withdraw(m->rl, m->instances[i]->rl_ticket);
+}
+
 /* The final step, once every instance is back and no timer message can
  * come: close the gate, and stop when no gated send is under way. */
 static void try_finish(srv_model_t *m) {
@@ -221,6 +256,12 @@ static void try_finish(srv_model_t *m) {
 
 void srv_scheduler_close(srv_model_t *m) {
   if (m->timer_flying || m->retry_sent) return;
+  /* The limiter lets go of the tickets before the model may be freed. */
+  if (m->rl != NULL && !m->rl_detached) {
+    if (!m->rl_detaching) srv_rl_detach(m->rl, &m->rl_detach);
+    m->rl_detaching = true;
+    return;
+  }
   if (m->timer_at != 0) {
     if (!act_timer_cancel(m->server->runtime, &m->timer)) {
       m->timer_at = 0;
@@ -278,6 +319,19 @@ void srv_scheduler_behaviour(act_actor_t *self, act_msg_t *msg) {
     case SRV_MODEL_STOP:
       m->stopping = true;
       fail_queued(m);
+      withdraw_all(m);
+      try_finish(m);
+      return;
+    case SRV_MODEL_RL_WITHDRAWN: {
+      srv_rl_ticket_t *t =
+          (srv_rl_ticket_t *)((char *)msg - offsetof(srv_rl_ticket_t, ask_msg));
+      withdrawn(m,
+                (srv_instance_t *)((char *)t->runner - offsetof(srv_instance_t, actor)));
+      try_finish(m);
+      return;
+    }
+    case SRV_MODEL_RL_DETACHED:
+      m->rl_detached = true;
       try_finish(m);
       return;
     case SRV_MODEL_STOP_RETRY:

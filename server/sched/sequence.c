@@ -265,7 +265,13 @@ static void instance_run(srv_model_t *m, srv_instance_t *inst, uint32_t count) {
   si->idle = false;
   m->idle_count--;
   inst->batch_count = count;
-  act_send(&inst->actor, &inst->execute_msg);
+  /* With the rate limiter the batch waits for its grant (rate_limiter.md);
+   * it is never withdrawn: its requests belong to the slots, and a stop
+   * lets it run as it lets a running batch finish. */
+  if (inst->rl_ticket == NULL)
+    act_send(&inst->actor, &inst->execute_msg);
+  else
+    srv_rl_ask(m->rl, inst->rl_ticket);
 }
 
 static void lent_take(srv_seq_instance_t *si, TRITONBACKEND_Request *r, uint32_t pos) {
@@ -892,6 +898,9 @@ void srv_seq_behaviour(act_actor_t *self, act_msg_t *msg) {
       break;
     case SRV_MODEL_STOP_RETRY:
       m->retry_sent = false;
+      break;
+    case SRV_MODEL_RL_DETACHED:
+      m->rl_detached = true;
       break;
     case SRV_MODEL_STOPPED:
       sem_post(&m->stopped);

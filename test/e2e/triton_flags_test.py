@@ -273,8 +273,6 @@ class MissingFeatures(unittest.TestCase):
         self.assertNotIn("unknown flag", out)
 
     def test_refused_naming_the_feature(self):
-        self.refused("--rate-limit=execution_count", "Nereid has no rate limiter")
-        self.refused("--rate-limit-resource=R1:4", "Nereid has no rate limiter")
         # The response cache exists (response_cache_test); a cache library
         # that is not there stops the start, in Triton's words.
         self.refused("--cache-config=redis,host=localhost",

@@ -7,12 +7,14 @@ did, else with status 1, without finalizing the models and backends that
 still hold requests, after logging them."""
 
 import os
+import re
 import shutil
 import signal
 import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import grpc
 import numpy as np
@@ -103,6 +105,15 @@ class ShutdownTimeout(unittest.TestCase):
             return ""
         with open(path) as f:
             return f.read()
+
+    def pending(self, model):
+        """The model's nv_inference_pending_request_count (queued requests)."""
+        m = re.search(r"Started Metrics Service at \S+:(\d+)", self.server.text())
+        page = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1),
+                                      timeout=10).read().decode()
+        g = re.search(r'^nv_inference_pending_request_count\{model="%s",[^}]*\} (\S+)$' % model,
+                      page, re.M)
+        return float(g.group(1)) if g else None
 
     def wait_for(self, cond, secs=10, msg=None):
         end = time.monotonic() + secs * harness.SLOW
@@ -197,6 +208,9 @@ class ShutdownTimeout(unittest.TestCase):
         # any build: the deadline variant of the same bug.
         late = stub.ModelInfer.future(request, timeout=0.3)
         self.wait_for(lambda: "execute_start" in self.record("deaf.log"), msg=self.server.text)
+        # `late` must reach the server before SIGTERM (after it, a new call
+        # is refused with UNAVAILABLE): it is then the model's pending one.
+        self.wait_for(lambda: late.done() or self.pending("deaf") == 1, msg=self.server.text)
         start = time.monotonic()
         self.server.proc.send_signal(signal.SIGTERM)
         time.sleep(0.2)
