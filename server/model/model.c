@@ -94,7 +94,7 @@ static srv_status_t *backend_attach(srv_model_t *m) {
   snprintf(name, sizeof name, "%.*s", (int)b.size, b.data);
   snprintf(runtime, sizeof runtime, "%.*s", (int)rt.size, rt.data);
   return srv_backend_acquire(name, runtime, m->dir, m->version_dir, m->server->options,
-                             &m->backend);
+                             m->server, &m->backend);
 }
 
 static srv_status_t *backend_model_init(srv_model_t *m) {
