@@ -220,5 +220,5 @@ static void pinned_pool_bound_to_its_node(void) {
 }
 
 UNIT_MAIN("cuda_mock", UNIT_CASE(mock_gpus_are_found),
-          UNIT_CASE(pools_per_gpu_and_pinned),
-      UNIT_CASE(pools_shared_by_servers), UNIT_CASE(pinned_pool_bound_to_its_node))
+          UNIT_CASE(pools_per_gpu_and_pinned), UNIT_CASE(pools_shared_by_servers),
+          UNIT_CASE(pinned_pool_bound_to_its_node))

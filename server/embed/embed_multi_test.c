@@ -17,7 +17,8 @@
 #define THREADS 3
 #define ROUNDS 2
 
-static char repos[THREADS][PATH_MAX], beta_repo[PATH_MAX], backends[PATH_MAX], record[PATH_MAX];
+static char repos[THREADS][PATH_MAX], beta_repo[PATH_MAX], backends[PATH_MAX],
+    record[PATH_MAX];
 
 /* A recorder model (it echoes INPUT0 as OUTPUT0) named `name` in `root`. */
 static bool echo_model_add(const char *root, const char *name) {
@@ -38,8 +39,8 @@ static TRITONSERVER_Server *server_new(const char *root) {
   CHECK(embed_ok(TRITONSERVER_ServerOptionsSetBackendDirectory(o, backends)));
   CHECK(embed_ok(TRITONSERVER_ServerOptionsSetModelControlMode(
       o, TRITONSERVER_MODEL_CONTROL_EXPLICIT)));
-  CHECK(embed_ok(TRITONSERVER_ServerOptionsSetBackendConfig(o, "recorder", "record_file",
-                                                            record)));
+  CHECK(embed_ok(
+      TRITONSERVER_ServerOptionsSetBackendConfig(o, "recorder", "record_file", record)));
   CHECK(embed_ok(TRITONSERVER_ServerOptionsSetExitTimeout(o, 10)));
   TRITONSERVER_Server *s = NULL;
   CHECK(embed_ok(TRITONSERVER_ServerNew(&s, o)));

@@ -264,7 +264,7 @@ static void users_leave(const void *user, bool abandon) {
       p = &b->next;
       continue;
     }
-    if (abandon && b->abandoned) {
+    if (abandon && atomic_load_explicit(&b->abandoned, memory_order_relaxed)) {
       SRV_ERROR("backend '%s' is not finalized: a model of it did not stop", b->name);
       p = &b->next;
       continue;

@@ -1,9 +1,12 @@
 /* Backends (TRITONBACKEND_Backend): shared libraries found by Triton's
  * lookup order, opened once, initialized once however many models and
- * servers use them, finalized when the last server using them is freed. Loading threads acquire them; the table is guarded by a
- * mutex, which is off the request path. */
+ * servers use them, finalized when the last server using them is freed.
+ * Loading threads acquire them; the table is guarded by a mutex, which is
+ * off the request path. */
 #ifndef NEREID_SERVER_MODEL_BACKEND_H
 #define NEREID_SERVER_MODEL_BACKEND_H
+
+#include <stdatomic.h>
 
 #include "server/common/status.h"
 #include "server/model/backend_attribute.h"
@@ -32,7 +35,10 @@ struct TRITONBACKEND_Backend {
   char *config_json; /* {"cmdline":{...}} */
   /* What TRITONBACKEND_GetBackendAttribute said, right after Initialize. */
   struct TRITONBACKEND_BackendAttribute attributes;
-  bool abandoned; /* a model of it did not stop at exit (main thread) */
+  /* A model of it did not stop at its server's end. Atomic: servers end
+   * on their own threads; relaxed, as each reads what its own thread set
+   * or only a hint of another's. */
+  _Atomic bool abandoned;
   /* The servers that acquired it (backends_lock's): the last to leave
    * finalizes it. */
   const void **users;
