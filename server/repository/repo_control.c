@@ -266,7 +266,7 @@ void srv_repository_abandon(srv_repository_t *r) {
     else
       srv_model_abandon(m);
   }
-  srv_backends_abandon();
+  srv_backends_abandon(r->srv);
 }
 
 static void tempdirs_remove(srv_repository_t *r) {
@@ -302,6 +302,7 @@ void srv_repository_free(srv_repository_t *r) {
   free(r->loaders);
   repo_roots_fini(&r->roots);
   sem_destroy(&r->close_sem);
+  struct srv_server *srv = r->srv;
   free(r);
-  srv_backends_finalize();
+  srv_backends_finalize(srv); /* what no other server uses */
 }
