@@ -6,7 +6,11 @@
  * threads send it responses, final flags and released requests.
  *
  * Each received request gets a record, and an arena that also owns the
- * received bytes (the request's inputs alias them). The arena goes once
+ * received bytes (the request's inputs alias them). The arena starts in a
+ * 4 KiB block of a block pool shared by all streams (issue 21), not in a
+ * block of the stream's own: a stream has many requests in flight, each
+ * aliased by its request until it comes back, so no block can be reused
+ * for the next message before its request is done. The arena goes once
  * the request's final response was handled, the backend released it, and,
  * if it was cancelled, the model actor handed the cancel back. The record
  * itself may stay a little longer: until none of its responses waits to be
@@ -49,6 +53,7 @@
 
 #include "actors/timer.h"
 #include "grpc_service.upb.h"
+#include "server/common/block_pool.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/handoff.h"
@@ -78,10 +83,18 @@ enum {
 /* Spare records a stream keeps for reuse. */
 #define SPARE_RECORDS 64u
 
+/* Where a request's arena starts: most messages (and the request built
+ * from them) fit, larger ones grow the arena with mallocs. Made and freed
+ * by stream actors on any worker thread; the pool's per-thread caches and
+ * its depot bound what idles (../common/block_pool.md). */
+enum { STREAM_ARENA_BYTES = 4096 };
+static srv_block_pool_t arena_pool = SRV_BLOCK_POOL_INIT(STREAM_ARENA_BYTES, 16, 8);
+
 /* One request of the stream, from its arrival until it came back and none
  * of its responses waits to be written. */
 typedef struct stream_req {
   upb_Arena *arena;        /* the decoded message, the request; NULL once done */
+  void *arena_block;       /* where the arena starts, from arena_pool */
   grpc_byte_buffer *bytes; /* the received message */
   grpc_slice flat;         /* its flat copy, when it was not one plain slice */
   TRITONBACKEND_Request *request;
@@ -194,7 +207,8 @@ static stream_req_t *req_new(stream_t *s, grpc_byte_buffer *bytes) {
     SRV_FATAL("out of memory");
   }
   memset(q, 0, sizeof *q);
-  q->arena = upb_Arena_New();
+  q->arena_block = srv_block_pool_alloc(&arena_pool);
+  q->arena = upb_Arena_Init(q->arena_block, STREAM_ARENA_BYTES, &upb_alloc_global);
   if (q->arena == NULL) SRV_FATAL("out of memory");
   q->bytes = bytes;
   q->flat = grpc_empty_slice();
@@ -216,8 +230,10 @@ static void record_recycle(stream_t *s, stream_req_t *q) {
 static void req_free(stream_t *s, stream_req_t *q) {
   if (q->bytes != NULL) grpc_byte_buffer_destroy(q->bytes);
   grpc_slice_unref(q->flat);
-  upb_Arena_Free(q->arena);
+  upb_Arena_Free(q->arena); /* its grown blocks; the first is the pool's */
+  srv_block_pool_free(&arena_pool, q->arena_block);
   q->arena = NULL;
+  q->arena_block = NULL;
   if (q->queued.count == 0) record_recycle(s, q);
 }
 
