@@ -15,8 +15,9 @@
  * if it was cancelled, the model actor handed the cancel back. The record
  * itself may stay a little longer: until none of its responses waits to be
  * written, since the write queue counts them against it. Records are
- * reused (a few spares per stream), so a request costs no allocation of
- * its own once the stream runs.
+ * reused (up to 64 spares per stream) and otherwise come from a block
+ * pool shared by all streams, so a request costs no allocation of its
+ * own, in a new stream too.
  *
  * Writes wait in a FIFO (stream_writes.h), each serialized as soon as its
  * response arrives. When more than WRITES_HIGH wait, the stream stops
@@ -88,7 +89,7 @@ enum {
  * by stream actors on any worker thread; the pool's per-thread caches and
  * its depot bound what idles (../common/block_pool.md). */
 enum { STREAM_ARENA_BYTES = 4096 };
-static srv_block_pool_t arena_pool = SRV_BLOCK_POOL_INIT(STREAM_ARENA_BYTES, 16, 8);
+static srv_block_pool_t arena_pool = SRV_BLOCK_POOL_INIT(STREAM_ARENA_BYTES, 16, 32);
 
 /* One request of the stream, from its arrival until it came back and none
  * of its responses waits to be written. */
@@ -141,6 +142,10 @@ typedef struct {
 } stream_t;
 
 static void stream_behaviour(act_actor_t *self, act_msg_t *msg);
+
+/* Records beyond a stream's spares come from a pool shared by all streams,
+ * so a new stream's first requests allocate nothing either. */
+static srv_block_pool_t record_pool = SRV_BLOCK_POOL_INIT(sizeof(stream_req_t), 32, 16);
 
 static void stream_stop_self(stream_t *s) {
   if (s->stopping) return;
@@ -203,8 +208,8 @@ static stream_req_t *req_new(stream_t *s, grpc_byte_buffer *bytes) {
   if (q != NULL) {
     s->spare = q->next;
     s->spare_count--;
-  } else if ((q = malloc(sizeof *q)) == NULL) {
-    SRV_FATAL("out of memory");
+  } else {
+    q = srv_block_pool_alloc(&record_pool);
   }
   memset(q, 0, sizeof *q);
   q->arena_block = srv_block_pool_alloc(&arena_pool);
@@ -217,7 +222,7 @@ static stream_req_t *req_new(stream_t *s, grpc_byte_buffer *bytes) {
 
 static void record_recycle(stream_t *s, stream_req_t *q) {
   if (s->spare_count >= SPARE_RECORDS) {
-    free(q);
+    srv_block_pool_free(&record_pool, q);
     return;
   }
   q->next = s->spare;
@@ -639,7 +644,7 @@ static void stream_release(stream_t *s) {
   while (s->spare != NULL) {
     stream_req_t *q = s->spare;
     s->spare = q->next;
-    free(q);
+    srv_block_pool_free(&record_pool, q);
   }
   grpc_slice_unref(s->status_details);
   grpc_metadata_array_destroy(&s->request_md);
