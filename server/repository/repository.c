@@ -201,7 +201,8 @@ void repo_job_queue(srv_repository_t *r, repo_job_t *job) {
 static void tempdir_release(srv_repository_t *r, repo_tempdir_t *t) {
   if (t == NULL || --t->users > 0) return;
   repo_job_t *job = repo_job_new(JOB_REMOVE_DIR);
-  job->dir = t->path; /* the job frees it */
+  job->dir = t->path; /* the job frees both */
+  job->agents = t->agents;
   free(t);
   repo_job_queue(r, job);
 }
