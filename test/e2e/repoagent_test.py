@@ -6,7 +6,6 @@ there, the order of actions across load and unload, a missing agent
 library, and --repoagent-directory itself."""
 
 import os
-import tempfile
 import time
 import unittest
 
@@ -14,11 +13,10 @@ import grpc
 
 import harness
 from harness import Server, stop_clean
-import grpc_service_pb2 as pb
 import grpc_service_pb2_grpc as pb_grpc
+from model_control_test import ControlTest, tmpdir
 
 AGENTS = os.path.abspath("test/repoagents")
-RPC_TIMEOUT = 60 * harness.SLOW
 
 CONFIG = """name: "%s"
 backend: "addsub"
@@ -29,10 +27,6 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
          { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
 model_repository_agents { agents [ %s ] }
 """
-
-
-def tmpdir(prefix):
-    return tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("TEST_TMPDIR"))
 
 
 def agent_text(name, params):
@@ -61,7 +55,7 @@ def lines(path):
         return []
 
 
-class RepoAgentTest(unittest.TestCase):
+class RepoAgentTest(ControlTest):
     def setUp(self):
         self.repo = tmpdir("repo")
         self.record = os.path.join(tmpdir("rec"), "actions.log")
@@ -75,22 +69,8 @@ class RepoAgentTest(unittest.TestCase):
         self.server = Server("--model-control-mode=explicit", *args, repo=self.repo)
         self.stub = pb_grpc.GRPCInferenceServiceStub(self.server.connect())
 
-    def load(self, name):
-        return self.stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name=name),
-                                             timeout=RPC_TIMEOUT)
-
-    def unload(self, name):
-        return self.stub.RepositoryModelUnload(
-            pb.RepositoryModelUnloadRequest(model_name=name), timeout=RPC_TIMEOUT)
-
-    def ready(self, name):
-        return self.stub.ModelReady(pb.ModelReadyRequest(name=name), timeout=RPC_TIMEOUT).ready
-
     def load_error(self, name):
-        with self.assertRaises(grpc.RpcError) as cm:
-            self.load(name)
-        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        return cm.exception.details()
+        return self.expect_error(lambda: self.load(name), grpc.StatusCode.INVALID_ARGUMENT)
 
     def wait_record(self, n):
         deadline = time.monotonic() + 10 * harness.SLOW
@@ -139,7 +119,11 @@ class RepoAgentTest(unittest.TestCase):
             ["checksum", "UNLOAD_COMPLETE"], ["relocate", "UNLOAD_COMPLETE"]])
         moved = got[1][2]
         self.assertIn("nereid-model-", moved)
-        # The acquired folder goes with the agent's model.
+        # The acquired folder goes with the agent's model (just after its
+        # UNLOAD_COMPLETE line).
+        deadline = time.monotonic() + 10 * harness.SLOW
+        while os.path.exists(moved) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.assertFalse(os.path.exists(moved))
 
     def test_missing_agent_fails_the_load(self):
