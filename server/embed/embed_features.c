@@ -1,10 +1,6 @@
-/* The TRITONSERVER_ServerOptions of the repository-agent search path and of
- * features Nereid does not have (peer access). The latter accept the value that asks for
- * nothing, which is Triton's default, so that an application setting
- * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
- * the option and what Nereid lacks, a value that asks for the feature
- * (embed.md, "Options"). Nothing is stored: an accepted value is the
- * behaviour Nereid has. One thread at a time per object (the
+/* Two TRITONSERVER_ServerOptions setters: the repository-agent search path
+ * (a flag like any other) and peer access, which changes nothing in Nereid
+ * (embed.md, "Options"). One thread at a time per object (the
  * application's). */
 #include <string.h>
 
