@@ -248,6 +248,23 @@ static void params_copy(agent_model_t *m,
   }
 }
 
+/* The config of the model folder `dir` as JSON ("{}" when it has no
+ * readable config.pbtxt). */
+static char *config_json_at(const char *dir, size_t *len) {
+  char path[PATH_MAX], err[256];
+  upb_Arena *arena = upb_Arena_New();
+  if (arena == NULL) SRV_FATAL("out of memory");
+  inference_ModelConfig *c = NULL;
+  if ((size_t)snprintf(path, sizeof path, "%s/config.pbtxt", dir) < sizeof path)
+    c = cfg_model_config_read(path, arena, err, sizeof err);
+  if (c == NULL) c = inference_ModelConfig_new(arena);
+  if (c == NULL) SRV_FATAL("out of memory");
+  char *json =
+      srv_config_json_encode((const upb_Message *)c, cfg_model_config_def(), len);
+  upb_Arena_Free(arena);
+  return json;
+}
+
 srv_status_t *repo_agents_load(const char *agent_dir, const inference_ModelConfig *c,
                                char **dir, repo_agents_t **out) {
   *out = NULL;
@@ -271,8 +288,9 @@ srv_status_t *repo_agents_load(const char *agent_dir, const inference_ModelConfi
   if (a == NULL) SRV_FATAL("out of memory");
   a->models = calloc(n, sizeof *a->models);
   if (a->models == NULL) SRV_FATAL("out of memory");
-  /* Every agent sees the config the load started with (Triton reads it
-   * again from a moved location; ours stays the one the load uses). */
+  /* The first agent sees the load's config; one after an agent that moved
+   * the model sees the config.pbtxt there (empty if it has none), as in
+   * Triton. The agents list itself is always the first config's. */
   size_t json_len = 0;
   char *json =
       srv_config_json_encode((const upb_Message *)c, cfg_model_config_def(), &json_len);
@@ -306,6 +324,8 @@ srv_status_t *repo_agents_load(const char *agent_dir, const inference_ModelConfi
     if (strcmp(m->location, *dir) != 0) {
       free(*dir);
       *dir = srv_strdup(m->location);
+      free(json);
+      json = config_json_at(*dir, &json_len);
     }
   }
   free(json);

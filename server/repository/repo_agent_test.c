@@ -163,6 +163,13 @@ static void failing_load_and_moved_model(void) {
            "{ name: \"checksum\" parameters [ { key: \"record\" value: \"%s\" },"
            "  { key: \"expect:relocated\" value: \"y\" } ] }",
            rec, rec);
+  /* The agent after the move reads the copy's config.pbtxt (the test
+   * agent wants one that names agents). */
+  char cfg[4300], text[8400];
+  snprintf(cfg, sizeof cfg, "%s/config.pbtxt", model);
+  snprintf(text, sizeof text, "name: \"m\"\nmodel_repository_agents { agents [ %s ] }\n",
+           agents);
+  file_write(cfg, text);
   char *dir = strdup(model);
   repo_agents_t *chain;
   srv_status_t *st = repo_agents_load(AGENTS, config(a, agents), &dir, &chain);
