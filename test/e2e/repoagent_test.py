@@ -14,7 +14,7 @@ import grpc
 import harness
 from harness import Server, stop_clean
 import grpc_service_pb2_grpc as pb_grpc
-from model_control_test import ControlTest, tmpdir
+from model_control_test import ControlTest, records, tmpdir
 
 AGENTS = os.path.abspath("test/repoagents")
 
@@ -47,14 +47,6 @@ def add_model(repo, name, agents, version=True, files=None):
     return folder
 
 
-def lines(path):
-    try:
-        with open(path) as f:
-            return [line.split() for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
-
-
 class RepoAgentTest(ControlTest):
     def setUp(self):
         self.repo = tmpdir("repo")
@@ -74,9 +66,9 @@ class RepoAgentTest(ControlTest):
 
     def wait_record(self, n):
         deadline = time.monotonic() + 10 * harness.SLOW
-        while len(lines(self.record)) < n and time.monotonic() < deadline:
+        while len(records(self.record)) < n and time.monotonic() < deadline:
             time.sleep(0.05)
-        return lines(self.record)
+        return records(self.record)
 
     def test_checksum_ok_and_action_order(self):
         folder = add_model(self.repo, "m", [agent_text("checksum", [
