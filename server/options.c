@@ -191,6 +191,7 @@ static void options_defaults(srv_options_t *opt) {
   memset(opt, 0, sizeof *opt);
   opt->grpc_address = srv_strdup("0.0.0.0");
   opt->backend_directory = default_backend_directory();
+  opt->repoagent_directory = srv_strdup("/opt/tritonserver/repoagents");
   opt->grpc_port = 8001;
   opt->http_address = srv_strdup("0.0.0.0");
   opt->http_port = 8000;

@@ -457,11 +457,13 @@ static void default_backend_directory(void) {
   REQUIRE(parse(&opt, argv) == NULL);
   dir = srv_options_backend_directory_for(self);
   CHECK_STREQ(opt.backend_directory, dir);
+  CHECK_STREQ(opt.repoagent_directory, "/opt/tritonserver/repoagents"); /* Triton's */
   free(dir);
   srv_options_free(&opt);
-  char *flag[] = {"nereid", "--backend-directory=/x", NULL};
+  char *flag[] = {"nereid", "--backend-directory=/x", "--repoagent-directory=/a", NULL};
   REQUIRE(parse(&opt, flag) == NULL);
   CHECK_STREQ(opt.backend_directory, "/x");
+  CHECK_STREQ(opt.repoagent_directory, "/a");
   srv_options_free(&opt);
 
   CHECK(rmdir(backends) == 0 && rmdir(bin) == 0 && rmdir(root) == 0);

@@ -9,6 +9,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/server.h"
+#include "server/repository/repo_agent.h"
 #include "server/repository/repo_internal.h"
 
 srv_repository_t *srv_repository_new(srv_server_t *srv) {
@@ -280,7 +281,8 @@ static void tempdirs_remove(srv_repository_t *r) {
     repo_tempdir_t *t = all[i];
     for (size_t j = i; j < n; j++)
       if (all[j] == t) all[j] = NULL;
-    srv_load_override_remove(t->path);
+    if (t->path != NULL) srv_load_override_remove(t->path);
+    repo_agents_free(t->agents); /* the models are gone: UNLOAD, UNLOAD_COMPLETE */
     free(t->path);
     free(t);
   }
