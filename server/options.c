@@ -191,6 +191,7 @@ static void options_defaults(srv_options_t *opt) {
   memset(opt, 0, sizeof *opt);
   opt->grpc_address = srv_strdup("0.0.0.0");
   opt->backend_directory = default_backend_directory();
+  opt->repoagent_directory = srv_strdup("/opt/tritonserver/repoagents");
   opt->grpc_port = 8001;
   opt->http_address = srv_strdup("0.0.0.0");
   opt->http_port = 8000;
@@ -433,6 +434,15 @@ srv_status_t *srv_options_validate(const srv_options_t *opt) {
   for (size_t i = 0; i < opt->model_repository_count; i++) {
     struct stat sb;
     const char *path = opt->model_repositories[i];
+    /* tritonserver's cloud repositories: said by name, not as a missing
+     * folder, so the user knows what to change. */
+    if (strncmp(path, "s3://", 5) == 0 || strncmp(path, "gs://", 5) == 0 ||
+        strncmp(path, "as://", 5) == 0)
+      return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
+                            "model repository '%s': Nereid reads model repositories from "
+                            "local folders only (no s3://, gs:// or as:// storage); copy "
+                            "the repository to a folder",
+                            path);
     if (stat(path, &sb) != 0)
       return srv_status_new(GRPC_STATUS_NOT_FOUND,
                             "failed to stat model repository '%s': %s", path,

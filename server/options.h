@@ -131,7 +131,7 @@ typedef struct {
   char **host_policies; /* --host-policy, <name>,<key>=<value> (common/host_policy.h) */
   size_t host_policy_count;
   char *cache_directory;     /* --cache-directory: where cache libraries are */
-  char *repoagent_directory; /* --repoagent-directory: a search path, no agent */
+  char *repoagent_directory; /* --repoagent-directory: where agents are found */
   char *rate_limit;          /* --rate-limit: off or execution_count, any case */
   char **rate_limit_resources; /* --rate-limit-resource, <name>:<count>[:<device>] */
   size_t rate_limit_resource_count;

@@ -291,8 +291,8 @@ const flag_t srv_option_flags[] = {
      "<dir>/<name>/libtritoncache_<name>.so (default /opt/tritonserver/caches); "
      "local is built in."},
     {"repoagent-directory", FLAG_STRING, OPT(repoagent_directory), 0, 0,
-     "Folder of repository agents; accepted, a model whose config names an agent "
-     "fails to load."},
+     "Folder of repository agents: a model whose config names agent <name> loads "
+     "<dir>/<name>/libtritonrepoagent_<name>.so (default /opt/tritonserver/repoagents)."},
     {"model-namespacing", FLAG_BOOL, OPT(model_namespacing), 0, 0,
      "Each repository is a model namespace: the same model name may be in several "
      "repositories; a request by a name found in more than one fails (default "

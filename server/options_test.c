@@ -457,11 +457,13 @@ static void default_backend_directory(void) {
   REQUIRE(parse(&opt, argv) == NULL);
   dir = srv_options_backend_directory_for(self);
   CHECK_STREQ(opt.backend_directory, dir);
+  CHECK_STREQ(opt.repoagent_directory, "/opt/tritonserver/repoagents"); /* Triton's */
   free(dir);
   srv_options_free(&opt);
-  char *flag[] = {"nereid", "--backend-directory=/x", NULL};
+  char *flag[] = {"nereid", "--backend-directory=/x", "--repoagent-directory=/a", NULL};
   REQUIRE(parse(&opt, flag) == NULL);
   CHECK_STREQ(opt.backend_directory, "/x");
+  CHECK_STREQ(opt.repoagent_directory, "/a");
   srv_options_free(&opt);
 
   CHECK(rmdir(backends) == 0 && rmdir(bin) == 0 && rmdir(root) == 0);
@@ -558,6 +560,9 @@ static void triton_flags(void) {
   CHECK(srv_options_gpu_load_limit(&opt, 1) == 0.25); /* the last one */
   CHECK(srv_options_gpu_load_limit(&opt, 0) == 1.0);
   srv_options_free(&opt);
+  expect_validate("--model-repository=s3://bucket/models", "local folders only");
+  expect_validate("--model-repository=gs://bucket/models", "no s3://, gs:// or as://");
+  expect_validate("--model-repository=as://account/container", "copy the repository");
   expect_validate("--host-policy=gpu_0,numa-nodes=1", "unknown key 'numa-nodes'");
   expect_validate("--host-policy=gpu_0,numa-node=1024", "numa-node expects a NUMA node");
   /* No machine has node 1000; without NUMA memory policies the refusal

@@ -92,6 +92,40 @@ static void pools_per_gpu_and_pinned(void) {
   srv_options_free(&opt);
 }
 
+/* Two servers: the second keeps the first one's pools (its own sizes are
+ * not used, as in Triton); they go with the last server's fini. */
+static void pools_shared_by_servers(void) {
+  srv_options_t first, second;
+  char *argv1[] = {"nereid", "--cuda-memory-pool-byte-size=0:4096",
+                   "--pinned-memory-pool-byte-size=4096", NULL};
+  char *argv2[] = {"nereid", "--cuda-memory-pool-byte-size=0:8192",
+                   "--pinned-memory-pool-byte-size=0", NULL};
+  REQUIRE(srv_options_parse(&first, 3, argv1) == NULL);
+  REQUIRE(srv_options_parse(&second, 3, argv2) == NULL);
+  srv_cuda_pools_init(&first);
+  srv_cuda_pools_init(&second);
+  void *g = NULL, *p = NULL;
+  REQUIRE(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_GPU, 0, 1024, &g) == NULL);
+  void *big = NULL; /* more than the first server's pool: its size holds */
+  srv_status_t *st = srv_cuda_pool_alloc(TRITONSERVER_MEMORY_GPU, 0, 6000, &big);
+  CHECK(st != NULL);
+  if (st != NULL) srv_status_free(st);
+  REQUIRE(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_CPU_PINNED, 0, 256, &p) == NULL);
+  CHECK(srv_cuda_pool_pinned(p));
+  srv_cuda_pools_fini(); /* the first server goes: the second still has them */
+  CHECK_EQ_U64(srv_cuda_pool_used(TRITONSERVER_MEMORY_GPU, 0), 1024);
+  srv_cuda_pool_free(TRITONSERVER_MEMORY_GPU, 0, g);
+  srv_cuda_pool_free(TRITONSERVER_MEMORY_CPU_PINNED, 0, p);
+  srv_cuda_pools_fini();
+  /* Gone with the last: the next server makes its own, of its sizes. */
+  srv_cuda_pools_init(&second);
+  CHECK(srv_cuda_pool_alloc(TRITONSERVER_MEMORY_GPU, 0, 6000, &g) == NULL);
+  srv_cuda_pool_free(TRITONSERVER_MEMORY_GPU, 0, g);
+  srv_cuda_pools_fini();
+  srv_options_free(&first);
+  srv_options_free(&second);
+}
+
 /* The node of the pinned pool that the calling thread allocates from, into
  * *arg; also a thread's body (an instance's, started under its policy). */
 static void *pinned_node_here(void *arg) {
@@ -186,4 +220,5 @@ static void pinned_pool_bound_to_its_node(void) {
 }
 
 UNIT_MAIN("cuda_mock", UNIT_CASE(mock_gpus_are_found),
-          UNIT_CASE(pools_per_gpu_and_pinned), UNIT_CASE(pinned_pool_bound_to_its_node))
+          UNIT_CASE(pools_per_gpu_and_pinned), UNIT_CASE(pools_shared_by_servers),
+          UNIT_CASE(pinned_pool_bound_to_its_node))

@@ -1,9 +1,13 @@
 /* GPU pools over CUDA memory, and the dispatch by memory type to them, to
- * the pinned pools (pinned.c) or to malloc (see memory.h). The pool table is
- * written by the main thread in init, before any model thread exists, and
- * only read afterwards; each pool has its own lock. */
+ * the pinned pools (pinned.c) or to malloc (see memory.h). The pools are
+ * the process's, shared by its servers: the first server's init makes them
+ * and the last one's fini frees them, under users_lock, so the table is
+ * written only while no server's model thread exists and only read
+ * otherwise (a later server's threads start after its init took the lock);
+ * each pool has its own lock. */
 #include "server/cuda/memory.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -22,6 +26,8 @@ typedef struct {
 
 static cuda_pool_t gpu_pools[SRV_CUDA_POOL_DEVICES_MAX];
 static int gpu_pool_devices; /* devices that the table covers */
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned users; /* servers between init and fini; users_lock's */
 /* Relaxed: only keeps the fallback's warning to one line. */
 static atomic_bool pinned_fallback_warned;
 
@@ -47,11 +53,18 @@ static void gpu_pool_create(int device, uint64_t bytes) {
            (unsigned long long)bytes);
 }
 
-void srv_cuda_pools_init(const srv_options_t *opt) {
-  if (gpu_pool_devices > 0 || srv_pinned_pools_exist()) {
-    SRV_WARN("CUDA memory pools exist already: not created again");
-    return;
-  }
+/* A later server keeps the first one's pools, with Triton's warnings. */
+static void pools_reuse(const srv_options_t *opt) {
+  if (gpu_pool_devices > 0)
+    SRV_WARN("New CUDA memory pools could not be created since they already exists");
+  if (srv_pinned_pools_exist())
+    SRV_WARN("New pinned memory pool of size %llu could not be created since one "
+             "already exists of size %llu",
+             (unsigned long long)opt->pinned_memory_pool_byte_size,
+             (unsigned long long)srv_pinned_pools_size());
+}
+
+static void pools_make(const srv_options_t *opt) {
   const char *why = NULL;
   int devices = srv_cuda_device_count(&why);
   if (devices == 0) {
@@ -69,7 +82,21 @@ void srv_cuda_pools_init(const srv_options_t *opt) {
   srv_pinned_pools_init(opt);
 }
 
+void srv_cuda_pools_init(const srv_options_t *opt) {
+  pthread_mutex_lock(&users_lock);
+  if (users++ == 0)
+    pools_make(opt);
+  else
+    pools_reuse(opt);
+  pthread_mutex_unlock(&users_lock);
+}
+
 void srv_cuda_pools_fini(void) {
+  pthread_mutex_lock(&users_lock);
+  if (users == 0 || --users > 0) {
+    pthread_mutex_unlock(&users_lock);
+    return;
+  }
   for (int d = 0; d < gpu_pool_devices; d++) {
     srv_pool_delete(gpu_pools[d].pool);
     srv_cuda_free(d, gpu_pools[d].base);
@@ -77,6 +104,7 @@ void srv_cuda_pools_fini(void) {
   }
   gpu_pool_devices = 0;
   srv_pinned_pools_fini();
+  pthread_mutex_unlock(&users_lock);
 }
 
 static srv_status_t *gpu_alloc(int64_t device, size_t n, void **ptr) {

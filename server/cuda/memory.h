@@ -20,13 +20,17 @@
 #define SRV_CUDA_POOL_DEFAULT_BYTES (64ull << 20)
 #define SRV_PINNED_POOL_DEFAULT_BYTES (256ull << 20)
 
-/** Creates the pools when CUDA devices exist, sized by the options
+/** For each server at its start. The first creates the pools when CUDA
+ *  devices exist, sized by its options
  *  (srv_options_cuda_pool_bytes, pinned_memory_pool_byte_size; 0: no pool);
  *  without CUDA it only logs why and returns. A pool that cannot be
- *  allocated is logged and left out, as Triton does; never fails. */
+ *  allocated is logged and left out, as Triton does; never fails. A later
+ *  server, while one has the pools, keeps them and logs Triton's warnings
+ *  (its sizes are not used). */
 void srv_cuda_pools_init(const srv_options_t *opt);
 
-/** Frees the pools; allocations still out become invalid. */
+/** For each server at its end: the last one frees the pools; allocations
+ *  still out become invalid. */
 void srv_cuda_pools_fini(void);
 
 /** n bytes of `type` memory:

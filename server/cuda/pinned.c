@@ -21,6 +21,7 @@ typedef struct {
  * thread whose node has none. */
 static pinned_pool_t *pools;
 static size_t pool_count;
+static uint64_t pool_bytes; /* each pool's size, as the first server asked */
 /* A node's pool index + 1; 0: the node has no pool. */
 static uint16_t node_slot[SRV_HOST_POLICY_NODES];
 
@@ -76,6 +77,7 @@ static void node_pool_add(int node, uint64_t bytes) {
 void srv_pinned_pools_init(const srv_options_t *opt) {
   uint64_t bytes = opt->pinned_memory_pool_byte_size;
   if (pools != NULL) return; /* made already (srv_cuda_pools_init warns) */
+  pool_bytes = bytes;
   if (bytes == 0) {
     SRV_INFO("Pinned memory pool disabled");
     return;
@@ -109,6 +111,8 @@ void srv_pinned_pools_fini(void) {
 }
 
 bool srv_pinned_pools_exist(void) { return pool_count > 0; }
+
+uint64_t srv_pinned_pools_size(void) { return pool_bytes; }
 
 /* The calling thread's pool. With one pool there is nothing to choose and
  * no thread-local read, as tritonserver asks the thread's node only when

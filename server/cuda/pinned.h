@@ -25,6 +25,9 @@ void srv_pinned_pools_fini(void);
 /** Whether there is at least one pinned pool (for the fallback's warning). */
 bool srv_pinned_pools_exist(void);
 
+/** The byte size each pool was made with (the first server's setting). */
+uint64_t srv_pinned_pools_size(void);
+
 /** n bytes from the pool of the calling thread's NUMA node (the first
  *  pool when it has none or its node has no pool). False when that pool
  *  is full or could not be allocated: the caller falls back to host

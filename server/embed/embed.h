@@ -58,18 +58,10 @@ typedef struct srv_embed {
   struct srv_embed *next;             /* the live list's */
 } srv_embed_t;
 
-/** Takes the process's one place for a server made by ServerNew; false
- *  when one runs or is starting. srv_embed_register (success) or
- *  srv_embed_unreserve (failure) gives it up. */
-bool srv_embed_reserve(void);
-void srv_embed_unreserve(void);
-
 /** Adds e to the live servers (ServerNew, once it is READY). */
 void srv_embed_register(srv_embed_t *e);
 
-/** Removes e from them; later srv_embed_enter calls do not find it. The
- *  place stays taken until srv_embed_unreserve (after the free; never for
- *  an abandoned server, whose threads may still run). */
+/** Removes e from them; later srv_embed_enter calls do not find it. */
 void srv_embed_unregister(srv_embed_t *e);
 
 /** The live server made by ServerNew at `server`, or NULL (the nereid

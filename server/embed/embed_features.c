@@ -1,10 +1,6 @@
-/* The TRITONSERVER_ServerOptions of features Nereid does not have
- * (repository agents, peer access). Each accepts the value that asks for
- * nothing, which is Triton's default, so that an application setting
- * Triton's defaults runs unchanged, and refuses with UNSUPPORTED, naming
- * the option and what Nereid lacks, a value that asks for the feature
- * (embed.md, "Options"). Nothing is stored: an accepted value is the
- * behaviour Nereid has. One thread at a time per object (the
+/* Two TRITONSERVER_ServerOptions setters: the repository-agent search path
+ * (a flag like any other) and peer access, which changes nothing in Nereid
+ * (embed.md, "Options"). One thread at a time per object (the
  * application's). */
 #include <string.h>
 
@@ -17,13 +13,13 @@
 #define OPTIONS_CHECK(fn, o) \
   if ((o) == NULL) return SRV_EMBED_NULL(fn, "options")
 
-/* Where repository agents would be found: a search path; a model whose
- * config names one fails to load, with its own error. */
+/* Where repository agents are found: --repoagent-directory. */
 TRITONSERVER_Error *TRITONSERVER_ServerOptionsSetRepoAgentDirectory(
     TRITONSERVER_ServerOptions *o, const char *dir) {
   const char *fn = "TRITONSERVER_ServerOptionsSetRepoAgentDirectory";
   OPTIONS_CHECK(fn, o);
-  return dir == NULL ? SRV_EMBED_NULL(fn, "repoagent_dir") : NULL;
+  if (dir == NULL) return SRV_EMBED_NULL(fn, "repoagent_dir");
+  return srv_embed_flag_add(o, fn, "repoagent-directory", "%s", dir);
 }
 
 

@@ -61,9 +61,11 @@ static void test_flags(void) {
   OK(TRITONSERVER_ServerOptionsSetMetricsConfig(o, "", "summary_latencies", "true"));
   OK(TRITONSERVER_ServerOptionsSetServerId(o, "embedded"));
   OK(TRITONSERVER_ServerOptionsSetModelNamespacing(o, true));
+  OK(TRITONSERVER_ServerOptionsSetRepoAgentDirectory(o, "/agents"));
   srv_options_t opt;
   REQUIRE(srv_embed_options_build(o, &opt) == NULL);
   CHECK(opt.model_namespacing);
+  CHECK_STREQ(opt.repoagent_directory, "/agents");
   CHECK_EQ_U64(opt.model_repository_count, 2);
   CHECK_STREQ(opt.model_repositories[1], "/models/b=c");
   CHECK_STREQ(opt.model_control_mode, "explicit");

@@ -18,35 +18,15 @@
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static srv_embed_t *live;
-/* The one server's place is taken without a server on the list: a
- * ServerNew is under way, or a Delete is freeing (or abandoned) one. */
-static bool starting;
-
-bool srv_embed_reserve(void) {
-  pthread_mutex_lock(&live_lock);
-  bool free_place = live == NULL && !starting;
-  if (free_place) starting = true;
-  pthread_mutex_unlock(&live_lock);
-  return free_place;
-}
-
-void srv_embed_unreserve(void) {
-  pthread_mutex_lock(&live_lock);
-  starting = false;
-  pthread_mutex_unlock(&live_lock);
-}
-
 void srv_embed_register(srv_embed_t *e) {
   pthread_mutex_lock(&live_lock);
   e->next = live;
   live = e;
-  starting = false;
   pthread_mutex_unlock(&live_lock);
 }
 
 void srv_embed_unregister(srv_embed_t *e) {
   pthread_mutex_lock(&live_lock);
-  starting = true; /* until the delete has freed it: srv_embed_unreserve */
   for (srv_embed_t **p = &live; *p != NULL; p = &(*p)->next)
     if (*p == e) {
       *p = e->next;
@@ -165,20 +145,14 @@ TRITONSERVER_Error *TRITONSERVER_ServerNew(TRITONSERVER_Server **server,
   if (options == NULL) return SRV_EMBED_NULL(fn, "options");
   TRITONSERVER_Error *err = srv_embed_thread_check(fn, false);
   if (err != NULL) return err;
-  /* Backends, the CUDA pools and the metrics registry are the process's:
-   * two cores would finalize each other's. */
-  if (!srv_embed_reserve())
-    return api_error_new(TRITONSERVER_ERROR_UNSUPPORTED,
-                         "%s: a server made by TRITONSERVER_ServerNew is already running "
-                         "in this process; Nereid runs one at a time (delete it first)",
-                         fn);
+  /* Any number of servers at once, as in Triton: what the process has once
+   * (backends, the CUDA pools) counts its servers (embed.md). */
   srv_embed_t *e = calloc(1, sizeof *e);
   if (e == NULL) SRV_FATAL("out of memory");
   pthread_mutex_init(&e->life, NULL);
   srv_status_t *st = options_take(e, options);
   if (st != NULL) {
     srv_embed_free(e);
-    srv_embed_unreserve();
     return api_error_from_status(st);
   }
   atomic_init(&e->inflight, 0);
@@ -186,7 +160,6 @@ TRITONSERVER_Error *TRITONSERVER_ServerNew(TRITONSERVER_Server **server,
   err = core_start(e);
   if (err != NULL) {
     srv_embed_free(e);
-    srv_embed_unreserve();
     return err;
   }
   /* Release: a thread that sees READY sees the started core. */

@@ -117,14 +117,12 @@ TRITONSERVER_Error *TRITONSERVER_ServerDelete(TRITONSERVER_Server *server) {
     return api_error_new(TRITONSERVER_ERROR_INTERNAL,
                          "TRITONSERVER_ServerDelete: models still run past the exit "
                          "timeout and its grace period; the server is abandoned, not "
-                         "freed (the log names what is left), and no other server can "
-                         "start in this process");
+                         "freed (the log names what is left)");
   }
   calls_wait(e, SRV_DEADLINE_NONE); /* calls that found it before it left the list */
   srv_core_quiesce(&e->srv);
   srv_core_free(&e->srv);
   srv_embed_free(e);
-  srv_embed_unreserve(); /* another server may start now */
   return NULL;
 }
 

@@ -6,13 +6,18 @@
  * threads send it responses, final flags and released requests.
  *
  * Each received request gets a record, and an arena that also owns the
- * received bytes (the request's inputs alias them). The arena goes once
+ * received bytes (the request's inputs alias them). The arena starts in a
+ * 4 KiB block of a block pool shared by all streams (issue 21), not in a
+ * block of the stream's own: a stream has many requests in flight, each
+ * aliased by its request until it comes back, so no block can be reused
+ * for the next message before its request is done. The arena goes once
  * the request's final response was handled, the backend released it, and,
  * if it was cancelled, the model actor handed the cancel back. The record
  * itself may stay a little longer: until none of its responses waits to be
  * written, since the write queue counts them against it. Records are
- * reused (a few spares per stream), so a request costs no allocation of
- * its own once the stream runs.
+ * reused (up to 64 spares per stream) and otherwise come from a block
+ * pool shared by all streams, so a request costs no allocation of its
+ * own, in a new stream too.
  *
  * Writes wait in a FIFO (stream_writes.h), each serialized as soon as its
  * response arrives. When more than WRITES_HIGH wait, the stream stops
@@ -49,6 +54,7 @@
 
 #include "actors/timer.h"
 #include "grpc_service.upb.h"
+#include "server/common/block_pool.h"
 #include "server/common/log.h"
 #include "server/core/core.h"
 #include "server/grpc/handoff.h"
@@ -78,10 +84,18 @@ enum {
 /* Spare records a stream keeps for reuse. */
 #define SPARE_RECORDS 64u
 
+/* Where a request's arena starts: most messages (and the request built
+ * from them) fit, larger ones grow the arena with mallocs. Made and freed
+ * by stream actors on any worker thread; the pool's per-thread caches and
+ * its depot bound what idles (../common/block_pool.md). */
+enum { STREAM_ARENA_BYTES = 4096 };
+static srv_block_pool_t arena_pool = SRV_BLOCK_POOL_INIT(STREAM_ARENA_BYTES, 16, 32);
+
 /* One request of the stream, from its arrival until it came back and none
  * of its responses waits to be written. */
 typedef struct stream_req {
   upb_Arena *arena;        /* the decoded message, the request; NULL once done */
+  void *arena_block;       /* where the arena starts, from arena_pool */
   grpc_byte_buffer *bytes; /* the received message */
   grpc_slice flat;         /* its flat copy, when it was not one plain slice */
   TRITONBACKEND_Request *request;
@@ -128,6 +142,10 @@ typedef struct {
 } stream_t;
 
 static void stream_behaviour(act_actor_t *self, act_msg_t *msg);
+
+/* Records beyond a stream's spares come from a pool shared by all streams,
+ * so a new stream's first requests allocate nothing either. */
+static srv_block_pool_t record_pool = SRV_BLOCK_POOL_INIT(sizeof(stream_req_t), 32, 16);
 
 static void stream_stop_self(stream_t *s) {
   if (s->stopping) return;
@@ -190,11 +208,12 @@ static stream_req_t *req_new(stream_t *s, grpc_byte_buffer *bytes) {
   if (q != NULL) {
     s->spare = q->next;
     s->spare_count--;
-  } else if ((q = malloc(sizeof *q)) == NULL) {
-    SRV_FATAL("out of memory");
+  } else {
+    q = srv_block_pool_alloc(&record_pool);
   }
   memset(q, 0, sizeof *q);
-  q->arena = upb_Arena_New();
+  q->arena_block = srv_block_pool_alloc(&arena_pool);
+  q->arena = upb_Arena_Init(q->arena_block, STREAM_ARENA_BYTES, &upb_alloc_global);
   if (q->arena == NULL) SRV_FATAL("out of memory");
   q->bytes = bytes;
   q->flat = grpc_empty_slice();
@@ -203,7 +222,7 @@ static stream_req_t *req_new(stream_t *s, grpc_byte_buffer *bytes) {
 
 static void record_recycle(stream_t *s, stream_req_t *q) {
   if (s->spare_count >= SPARE_RECORDS) {
-    free(q);
+    srv_block_pool_free(&record_pool, q);
     return;
   }
   q->next = s->spare;
@@ -216,8 +235,10 @@ static void record_recycle(stream_t *s, stream_req_t *q) {
 static void req_free(stream_t *s, stream_req_t *q) {
   if (q->bytes != NULL) grpc_byte_buffer_destroy(q->bytes);
   grpc_slice_unref(q->flat);
-  upb_Arena_Free(q->arena);
+  upb_Arena_Free(q->arena); /* its grown blocks; the first is the pool's */
+  srv_block_pool_free(&arena_pool, q->arena_block);
   q->arena = NULL;
+  q->arena_block = NULL;
   if (q->queued.count == 0) record_recycle(s, q);
 }
 
@@ -623,7 +644,7 @@ static void stream_release(stream_t *s) {
   while (s->spare != NULL) {
     stream_req_t *q = s->spare;
     s->spare = q->next;
-    free(q);
+    srv_block_pool_free(&record_pool, q);
   }
   grpc_slice_unref(s->status_details);
   grpc_metadata_array_destroy(&s->request_md);

@@ -17,6 +17,8 @@
 #include "server/common/memory.h"
 #include "server/cuda/memory.h"
 
+/* One table for the process, as Triton's backend manager: servers that
+ * use the same library share one initialized backend (users below). */
 static pthread_mutex_t backends_lock = PTHREAD_MUTEX_INITIALIZER;
 static TRITONBACKEND_Backend *backends; /* guarded by backends_lock */
 
@@ -66,6 +68,7 @@ static srv_status_t *symbols_resolve(TRITONBACKEND_Backend *b) {
 
 static void backend_free(TRITONBACKEND_Backend *b) {
   if (b->dl != NULL) dlclose(b->dl);
+  free(b->users);
   free(b->name);
   free(b->path);
   free(b->dir);
@@ -175,9 +178,30 @@ static srv_status_t *backend_open(const char *name, const char *path,
   return NULL;
 }
 
+/* Counts `user` (a server) among b's users once; backends_lock held. */
+static void user_add(TRITONBACKEND_Backend *b, const void *user) {
+  for (size_t i = 0; i < b->user_count; i++)
+    if (b->users[i] == user) return;
+  if (b->user_count == b->user_cap) {
+    b->user_cap = b->user_cap ? 2 * b->user_cap : 2;
+    b->users = realloc(b->users, b->user_cap * sizeof *b->users);
+    if (b->users == NULL) SRV_FATAL("out of memory");
+  }
+  b->users[b->user_count++] = user;
+}
+
+/* Takes `user` off b's users; backends_lock held. */
+static void user_remove(TRITONBACKEND_Backend *b, const void *user) {
+  for (size_t i = 0; i < b->user_count; i++)
+    if (b->users[i] == user) {
+      b->users[i] = b->users[--b->user_count];
+      return;
+    }
+}
+
 srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
                                   const char *model_dir, const char *version_dir,
-                                  const srv_options_t *options,
+                                  const srv_options_t *options, const void *user,
                                   TRITONBACKEND_Backend **out) {
   const char *backend_dir = options->backend_directory;
   char path[PATH_MAX];
@@ -204,6 +228,7 @@ srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
       backends = b;
     }
   }
+  if (st == NULL) user_add(b, user);
   pthread_mutex_unlock(&backends_lock);
   if (st == NULL) *out = b;
   return st;
@@ -219,31 +244,48 @@ static void backend_finalize(TRITONBACKEND_Backend *b) {
   }
 }
 
-void srv_backends_finalize(void) {
-  pthread_mutex_lock(&backends_lock);
-  TRITONBACKEND_Backend *b = backends;
-  backends = NULL;
-  pthread_mutex_unlock(&backends_lock);
-  while (b != NULL) {
-    TRITONBACKEND_Backend *next = b->next;
-    backend_finalize(b);
-    backend_free(b);
-    b = next;
-  }
+static bool user_has(const TRITONBACKEND_Backend *b, const void *user) {
+  for (size_t i = 0; i < b->user_count; i++)
+    if (b->users[i] == user) return true;
+  return false;
 }
 
-void srv_backends_abandon(void) {
-  /* The list stays as it is: no loader runs any more, and nothing is freed. */
+/* Takes `user` off every backend; those nobody uses any more are
+ * finalized, and freed unless `abandon`. With `abandon`, a backend with an
+ * abandoned model keeps the user, so it is never finalized. Under the
+ * lock, as Initialize is: a server loading the same library meanwhile
+ * waits, then opens it afresh (Triton's manager: the last reference
+ * finalizes), never while its Finalize runs. */
+static void users_leave(const void *user, bool abandon) {
   pthread_mutex_lock(&backends_lock);
-  TRITONBACKEND_Backend *first = backends;
-  pthread_mutex_unlock(&backends_lock);
-  for (TRITONBACKEND_Backend *b = first; b != NULL; b = b->next) {
-    if (b->abandoned)
+  for (TRITONBACKEND_Backend **p = &backends; *p != NULL;) {
+    TRITONBACKEND_Backend *b = *p;
+    if (!user_has(b, user)) {
+      p = &b->next;
+      continue;
+    }
+    if (abandon && atomic_load_explicit(&b->abandoned, memory_order_relaxed)) {
       SRV_ERROR("backend '%s' is not finalized: a model of it did not stop", b->name);
-    else
-      backend_finalize(b);
+      p = &b->next;
+      continue;
+    }
+    user_remove(b, user);
+    if (b->user_count > 0) {
+      p = &b->next;
+      continue;
+    }
+    *p = b->next;
+    backend_finalize(b);
+    /* Abandoned: the server's threads may still run until the process
+     * exits, so its libraries stay open. */
+    if (!abandon) backend_free(b);
   }
+  pthread_mutex_unlock(&backends_lock);
 }
+
+void srv_backends_finalize(const void *user) { users_leave(user, false); }
+
+void srv_backends_abandon(const void *user) { users_leave(user, true); }
 
 /* ---- TRITONBACKEND_Backend* API ---- */
 

@@ -1,9 +1,12 @@
 /* Backends (TRITONBACKEND_Backend): shared libraries found by Triton's
- * lookup order, opened once, initialized once however many models use them,
- * finalized at exit. Loading threads acquire them; the table is guarded by a
- * mutex, which is off the request path. */
+ * lookup order, opened once, initialized once however many models and
+ * servers use them, finalized when the last server using them is freed.
+ * Loading threads acquire them; the table is guarded by a mutex, which is
+ * off the request path. */
 #ifndef NEREID_SERVER_MODEL_BACKEND_H
 #define NEREID_SERVER_MODEL_BACKEND_H
+
+#include <stdatomic.h>
 
 #include "server/common/status.h"
 #include "server/model/backend_attribute.h"
@@ -32,28 +35,38 @@ struct TRITONBACKEND_Backend {
   char *config_json; /* {"cmdline":{...}} */
   /* What TRITONBACKEND_GetBackendAttribute said, right after Initialize. */
   struct TRITONBACKEND_BackendAttribute attributes;
-  bool abandoned; /* a model of it did not stop at exit (main thread) */
+  /* A model of it did not stop at its server's end. Atomic: servers end
+   * on their own threads; relaxed, as each reads what its own thread set
+   * or only a hint of another's. */
+  _Atomic bool abandoned;
+  /* The servers that acquired it (backends_lock's): the last to leave
+   * finalizes it. */
+  const void **users;
+  size_t user_count, user_cap;
   struct TRITONBACKEND_Backend *next;
 };
 
 /** Finds backend `name` for the model in `model_dir` (version folder first,
  *  then the model folder, then <backend_dir>/<name>/), or the library named
- *  by `runtime` when non-empty; opens and initializes it on first use.
- *  Loading threads; the returned backend lives until srv_backends_finalize. */
+ *  by `runtime` when non-empty; opens and initializes it on first use in
+ *  the process, and counts `user` (the server) among its users. Loading
+ *  threads; the returned backend lives until `user` calls
+ *  srv_backends_finalize. */
 srv_status_t *srv_backend_acquire(const char *name, const char *runtime,
                                   const char *model_dir, const char *version_dir,
-                                  const srv_options_t *options,
+                                  const srv_options_t *options, const void *user,
                                   TRITONBACKEND_Backend **out);
 
-/** Calls TRITONBACKEND_Finalize of every initialized backend and closes
- *  them. Main thread at exit, after every model is finalized. */
-void srv_backends_finalize(void);
+/** Server `user` lets go of its backends: each that no other server uses
+ *  is finalized (TRITONBACKEND_Finalize) and closed. The server's main
+ *  thread at its end, after every model of it is finalized. */
+void srv_backends_finalize(const void *user);
 
-/** For an exit that abandons models (srv_model_abandon): calls
- *  TRITONBACKEND_Finalize of every backend that no abandoned model uses,
- *  logs the others, and frees and closes nothing, since an abandoned
- *  model's threads may still run inside its backend until the process
- *  exits. Main thread, after every other model is finalized. */
-void srv_backends_abandon(void);
+/** For an end that abandons models (srv_model_abandon): as
+ *  srv_backends_finalize, but a backend with an abandoned model keeps
+ *  `user` and is logged, and what is finalized is neither freed nor
+ *  closed, since an abandoned model's threads may still run until the
+ *  process exits. Main thread, after every other model is finalized. */
+void srv_backends_abandon(const void *user);
 
 #endif

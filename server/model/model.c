@@ -96,7 +96,7 @@ static srv_status_t *backend_attach(srv_model_t *m) {
   snprintf(name, sizeof name, "%.*s", (int)b.size, b.data);
   snprintf(runtime, sizeof runtime, "%.*s", (int)rt.size, rt.data);
   return srv_backend_acquire(name, runtime, m->dir, m->version_dir, m->server->options,
-                             &m->backend);
+                             m->server, &m->backend);
 }
 
 static srv_status_t *backend_model_init(srv_model_t *m) {
@@ -394,7 +394,7 @@ void srv_model_finalize(srv_model_t *m) { backend_model_fini(m); }
 
 void srv_model_abandon(srv_model_t *m) {
   if (m->backend == NULL) return; /* an ensemble: nothing runs outside its actor */
-  m->backend->abandoned = true;
+  atomic_store_explicit(&m->backend->abandoned, true, memory_order_relaxed);
   for (uint32_t i = 0; i < m->instance_count; i++) {
     /* Relaxed: only logged; the instance's thread may change it meanwhile. */
     uint32_t n = atomic_load_explicit(&m->instances[i]->executing, memory_order_relaxed);

@@ -28,6 +28,15 @@ enum {
   SRV_MSG_INFER_WATCH,            /* the state's watch_msg: start watching now */
 };
 
+/** A response factory (TRITONBACKEND_ResponseFactoryNew) is its request's
+ *  state and a reference on it. The first one of a request is the one
+ *  embedded in the state (issue 21: no allocation per decoupled request);
+ *  any further one is malloc'd, so that live factories never share an
+ *  address (a backend may key its own tables by them). */
+struct TRITONBACKEND_ResponseFactory {
+  struct srv_infer_state *state;
+};
+
 /** Shared by a request, its responses and its response factories, which may
  *  outlive the request: counted references, freed by the last. It holds a
  *  reference on the model, so a model unloads only once every response
@@ -70,6 +79,12 @@ typedef struct srv_infer_state {
    * response, which inserts it. NULL for every other request. */
   struct srv_cache *cache;
   uint64_t cache_key_hi, cache_key_lo, cache_lookup_ns;
+  /* The request's first factory, filled in by the ResponseFactoryNew
+   * (any backend thread) that claims `factory_taken`; never given back,
+   * so a later factory of the same request is another one. The factory's
+   * own reference keeps the state, and so this room, alive. */
+  struct TRITONBACKEND_ResponseFactory factory;
+  _Atomic bool factory_taken;
 } srv_infer_state_t;
 
 /* Whether the owner learns of a client cancel on its own (EAGER, the

@@ -335,10 +335,16 @@ TRITONSERVER_Error *TRITONBACKEND_InferenceResponseOutput(
 
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryNew(
     TRITONBACKEND_ResponseFactory **factory, TRITONBACKEND_Request *request) {
-  struct TRITONBACKEND_ResponseFactory *f = malloc(sizeof *f);
+  srv_infer_state_t *s = request->state;
+  /* Relaxed: the flag only decides who gets the embedded factory, whose
+   * content was written before the request reached the backend. */
+  struct TRITONBACKEND_ResponseFactory *f =
+      !atomic_exchange_explicit(&s->factory_taken, true, memory_order_relaxed)
+          ? &s->factory
+          : malloc(sizeof *f);
   if (f == NULL) SRV_FATAL("out of memory");
-  srv_infer_state_ref(request->state);
-  f->state = request->state;
+  f->state = s;
+  srv_infer_state_ref(s);
   *factory = f;
   return NULL;
 }
@@ -346,8 +352,10 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryNew(
 TRITONSERVER_Error *TRITONBACKEND_ResponseFactoryDelete(
     TRITONBACKEND_ResponseFactory *factory) {
   if (factory == NULL) return NULL; /* Triton: deleting nothing succeeds */
-  srv_infer_state_unref(factory->state);
-  free(factory);
+  srv_infer_state_t *s = factory->state;
+  /* The embedded one goes with the state: read before the reference. */
+  if (factory != &s->factory) free(factory);
+  srv_infer_state_unref(s);
   return NULL;
 }
 

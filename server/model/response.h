@@ -71,10 +71,6 @@ struct TRITONBACKEND_Response {
   _Alignas(16) char inline_mem[SRV_RESPONSE_INLINE_BYTES];
 };
 
-struct TRITONBACKEND_ResponseFactory {
-  srv_infer_state_t *state;
-};
-
 /** Whether p lies in r's own room (inline_mem): memory that goes with r,
  *  which nobody may take over or free. */
 static inline bool srv_response_room_has(const TRITONBACKEND_Response *r, const void *p) {

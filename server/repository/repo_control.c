@@ -9,6 +9,7 @@
 #include "server/common/log.h"
 #include "server/common/memory.h"
 #include "server/core/server.h"
+#include "server/repository/repo_agent.h"
 #include "server/repository/repo_internal.h"
 
 srv_repository_t *srv_repository_new(srv_server_t *srv) {
@@ -266,7 +267,7 @@ void srv_repository_abandon(srv_repository_t *r) {
     else
       srv_model_abandon(m);
   }
-  srv_backends_abandon();
+  srv_backends_abandon(r->srv);
 }
 
 static void tempdirs_remove(srv_repository_t *r) {
@@ -280,7 +281,8 @@ static void tempdirs_remove(srv_repository_t *r) {
     repo_tempdir_t *t = all[i];
     for (size_t j = i; j < n; j++)
       if (all[j] == t) all[j] = NULL;
-    srv_load_override_remove(t->path);
+    if (t->path != NULL) srv_load_override_remove(t->path);
+    repo_agents_free(t->agents); /* the models are gone: UNLOAD, UNLOAD_COMPLETE */
     free(t->path);
     free(t);
   }
@@ -302,6 +304,7 @@ void srv_repository_free(srv_repository_t *r) {
   free(r->loaders);
   repo_roots_fini(&r->roots);
   sem_destroy(&r->close_sem);
+  struct srv_server *srv = r->srv;
   free(r);
-  srv_backends_finalize();
+  srv_backends_finalize(srv); /* what no other server uses */
 }

@@ -36,10 +36,13 @@ enum {
   REPO_ORIGIN_CASCADE,   /* unload: a model it uses, or that uses it, unloads */
 };
 
-/* A private model folder (load with file overrides), removed once no live
- * model uses it and it is no longer its record's folder. */
+/* What a load leaves that outlives its models: a private model folder
+ * (load with file overrides) and the chain of repository agents that saw
+ * the load (repo_agent.h). Released once no live model uses it and it is
+ * no longer its record's: the folder is removed, the agents unloaded. */
 typedef struct {
-  char *path;
+  char *path;                 /* or NULL */
+  struct repo_agents *agents; /* or NULL */
   size_t users;
 } repo_tempdir_t;
 
@@ -115,6 +118,8 @@ typedef struct repo_job {
   size_t failure_count;
   char **deps;
   size_t dep_count;
+  /* JOB_LOAD: the agents while loading; JOB_REMOVE_DIR: to unload */
+  struct repo_agents *agents;
   /* JOB_DESTROY */
   srv_model_t *model;
   /* JOB_SCAN; JOB_RESOLVE: out, the folders of `op`'s name (ns set) */

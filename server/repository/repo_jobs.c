@@ -15,6 +15,7 @@
 #include "server/config/model_config.h"
 #include "server/core/server.h"
 #include "server/model/config_limits.h"
+#include "server/repository/repo_agent.h"
 #include "server/repository/repo_internal.h"
 #include "server/sched/ensemble_graph.h"
 
@@ -248,6 +249,33 @@ static void versions_load(srv_repository_t *r, repo_job_t *job,
   }
 }
 
+/* The config's repository agents get LOAD; one that moves the model makes
+ * the load read the config and versions from the new folder. False: the
+ * job failed. */
+static bool agents_load(srv_repository_t *r, repo_job_t *job) {
+  char *before = srv_strdup(job->dir);
+  job->error = repo_agents_load(r->srv->options->repoagent_directory, job->config,
+                                &job->dir, &job->agents);
+  bool moved = job->error == NULL && strcmp(before, job->dir) != 0;
+  free(before);
+  if (moved) job->config = config_get(r->srv->options, job, job->arena);
+  return job->error == NULL && job->config != NULL;
+}
+
+/* The agents hear how the load ended; a loaded model's chain lives in its
+ * private folder record (repo_tempdir_t), whose release unloads it. */
+static void agents_loaded(repo_job_t *job) {
+  if (job->agents == NULL) return;
+  bool ok = job->error == NULL && job->failure_count == 0;
+  repo_agents_loaded(job->agents, ok);
+  if (ok) {
+    if (job->tempdir == NULL) job->tempdir = calloc(1, sizeof *job->tempdir);
+    if (job->tempdir == NULL) SRV_FATAL("out of memory");
+    job->tempdir->agents = job->agents;
+  }
+  job->agents = NULL;
+}
+
 /* First run: the folder, the config (kept in the job's arena) and the
  * models the steps of an ensemble use. */
 static void job_read_config(srv_repository_t *r, repo_job_t *job) {
@@ -272,7 +300,7 @@ static void job_read_config(srv_repository_t *r, repo_job_t *job) {
   job->arena = upb_Arena_New();
   if (job->arena == NULL) SRV_FATAL("out of memory");
   job->config = config_get(r->srv->options, job, job->arena);
-  if (job->config == NULL) return;
+  if (job->config == NULL || !agents_load(r, job)) return;
   if (srv_ensemble_config_is(job->config)) {
     /* The config's own errors first, in the compiler's words, before its
      * step names are trusted to name models (the graph itself is made
@@ -312,6 +340,7 @@ static void job_load(srv_repository_t *r, repo_job_t *job) {
     if (job->error == NULL && job->dep_count > 0) return;
   }
   if (job->error == NULL) job_load_versions(r, job);
+  agents_loaded(job);
   job->config = NULL;
   if (job->arena != NULL) upb_Arena_Free(job->arena);
   job->arena = NULL;
@@ -358,13 +387,16 @@ void repo_job_run(srv_repository_t *r, repo_job_t *job) {
       repo_ns_resolve_run(r, job);
       return;
     case JOB_REMOVE_DIR:
-      srv_load_override_remove(job->dir);
+      if (job->dir != NULL) srv_load_override_remove(job->dir);
+      repo_agents_free(job->agents); /* UNLOAD, UNLOAD_COMPLETE */
+      job->agents = NULL;
       return;
   }
   SRV_FATAL("model loader: unexpected job kind %d", (int)job->kind);
 }
 
 void repo_job_free(repo_job_t *job) {
+  repo_agents_free(job->agents); /* a load dropped half-way (shutdown) */
   free(job->dir);
   srv_status_free(job->error);
   free(job->models);

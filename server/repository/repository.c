@@ -201,7 +201,8 @@ void repo_job_queue(srv_repository_t *r, repo_job_t *job) {
 static void tempdir_release(srv_repository_t *r, repo_tempdir_t *t) {
   if (t == NULL || --t->users > 0) return;
   repo_job_t *job = repo_job_new(JOB_REMOVE_DIR);
-  job->dir = t->path; /* the job frees it */
+  job->dir = t->path; /* the job frees both */
+  job->agents = t->agents;
   free(t);
   repo_job_queue(r, job);
 }
@@ -562,6 +563,14 @@ static bool load_forgotten(const repo_record_t *rec, const repo_job_t *job) {
 static void on_load_done(srv_repository_t *r, repo_job_t *job) {
   repo_record_t *rec = job->record;
   rec->load_job = NULL;
+  if (job->agents != NULL) {
+    /* A parked ensemble's load that failed here, not on a loader: its
+     * agents hear LOAD_FAIL on one (their code may block). */
+    repo_job_t *fail = repo_job_new(JOB_REMOVE_DIR);
+    fail->agents = job->agents;
+    job->agents = NULL;
+    repo_job_queue(r, fail);
+  }
   repo_steps_check_bound(r, job);
   if (job->error != NULL) repo_models_discard(r, job);
   bool failed = job->error != NULL || job->failure_count > 0;

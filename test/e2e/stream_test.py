@@ -136,6 +136,31 @@ class Stream(unittest.TestCase):
         self.assertEqual(got, n)
         self.assertEqual(expected, {})
 
+    def test_grown_arenas_in_flight(self):
+        """Each message's arena starts in a pooled 4 KiB block (issue 21);
+        a message with 120 parameters outgrows it. Large and small ones in
+        flight together, each answered from its own inputs."""
+        n = 300
+        reqs, responses = self.open()
+        expected = {}
+        for i in range(n):
+            req, a, b = simple_request("g%d" % i, base=i)
+            if i % 2 == 0:
+                for k in range(120):
+                    req.parameters["p%03d" % k].string_param = "%d-%s" % (i, "v" * 100)
+            expected["g%d" % i] = a + b
+            reqs.put(req)
+        got = 0
+        for resp in responses:
+            self.assertEqual(resp.error_message, "")
+            r = resp.infer_response
+            np.testing.assert_array_equal(output(r, "OUTPUT0", np.int32),
+                                          expected.pop(r.id))
+            got += 1
+            if got == n:
+                reqs.close()
+        self.assertEqual(expected, {})
+
     def test_slow_reader_pauses_receiving(self):
         """A client that sends without reading fills the write queue; the
         stream stops receiving until the client reads again."""
