@@ -280,8 +280,15 @@ class LocalCacheTest(OwnServer):
         for _ in range(2):
             stub.ModelInfer(request("cached", 9))
         self.assertEqual(self.counts(stub), (0, 0))
-        st = stub.ModelStatistics(pb.ModelStatisticsRequest(name="cached")).model_stats[0]
+        # The backend reports its statistics after its response: wait.
+        deadline = time.time() + 10 * harness.SLOW
+        while True:
+            st = stub.ModelStatistics(pb.ModelStatisticsRequest(name="cached")).model_stats[0]
+            if st.inference_stats.success.count >= 2 or time.time() > deadline:
+                break
+            time.sleep(0.01)
         self.assertEqual(st.inference_stats.success.count, 2)
+        self.assertEqual(st.execution_count, 2)  # both ran: nothing was cached
 
 
 class BlsTest(unittest.TestCase):
