@@ -28,8 +28,10 @@ RPC_TIMEOUT = 120 * SLOW
 # inputs, copied a few times (32 MB), and 65536 queued responses; measured
 # +150, +250 and +900 MiB in the default, ASan and TSan builds (shadow
 # memory, ASan's quarantine of freed blocks). The bug grew by about 900 MB
-# in the default build, and by several times that in the others.
-GROWTH_MIB = {"": 300, "asan": 700, "tsan": 2000}[harness.SANITIZER]
+# in the default build, and by several times that in the others. On a
+# loaded host the default build reached +300 (allocator caches of the
+# threads that fill the bounds), so its guard is half the bug's growth.
+GROWTH_MIB = {"": 450, "asan": 700, "tsan": 2000}[harness.SANITIZER]
 FLOOD = 4 << 20  # responses: IN and DELAY of 16 MB each
 
 
