@@ -86,7 +86,7 @@ static srv_metrics_endpoint_t *metrics;
 
 /* Both frontends' calls and exchanges have their answers. */
 static bool frontends_wait(srv_frontend_t *fe, uint64_t deadline) {
-  return srv_frontend_wait(fe, deadline) &&
+  return (fe == NULL || srv_frontend_wait(fe, deadline)) &&
          (rest == NULL || srv_rest_wait(rest, deadline));
 }
 
@@ -111,7 +111,7 @@ static bool shutdown_cancelled(srv_server_t *srv, srv_frontend_t *fe, shutdown_t
       srv->options->exit_timeout_secs, EXIT_GRACE_SECS);
   sd->cancelled = true;
   srv_core_cancel(srv);
-  if (!sd->calls_done) srv_frontend_cancel(fe);
+  if (!sd->calls_done && fe != NULL) srv_frontend_cancel(fe);
   uint64_t deadline = srv_deadline_in_secs(EXIT_GRACE_SECS);
   if (!sd->models_told) sd->models_told = srv_core_stop_until(srv, deadline);
   if (sd->models_told && !sd->models_done)
@@ -129,7 +129,7 @@ static _Noreturn void shutdown_abandon(srv_server_t *srv, srv_frontend_t *fe,
                                        const shutdown_t *sd) {
   SRV_ERROR("shutdown did not finish %d s after the exit timeout's cancel",
             EXIT_GRACE_SECS);
-  if (!sd->calls_done)
+  if (!sd->calls_done && fe != NULL)
     SRV_ERROR("%ld gRPC call(s) still wait for their requests; abandoned",
               srv_frontend_calls(fe));
   srv_core_abandon(srv);
@@ -142,17 +142,19 @@ static _Noreturn void shutdown_abandon(srv_server_t *srv, srv_frontend_t *fe,
  * of start-up; see server/README.md, "Shutdown order". */
 static void server_shutdown(srv_server_t *srv, srv_frontend_t *fe) {
   atomic_store_explicit(&srv->state, SRV_STATE_EXITING, memory_order_release);
-  srv_frontend_state_changed(fe); /* watches see NOT_SERVING, then end */
-  srv_frontend_shutdown(fe);
+  if (fe != NULL) {
+    srv_frontend_state_changed(fe); /* watches see NOT_SERVING, then end */
+    srv_frontend_shutdown(fe);
+  }
   if (rest != NULL) srv_rest_close(rest);
   if (metrics != NULL) srv_metrics_endpoint_stop(metrics); /* scrapes read models */
   metrics = NULL;
   shutdown_t sd = {0};
   if (!shutdown_in_time(srv, fe, &sd) && !shutdown_cancelled(srv, fe, &sd))
     shutdown_abandon(srv, fe, &sd);
-  srv_frontend_close(fe);
+  if (fe != NULL) srv_frontend_close(fe);
   srv_core_quiesce(srv);
-  srv_frontend_free(fe);
+  if (fe != NULL) srv_frontend_free(fe);
   if (rest != NULL) srv_rest_free(rest);
   rest = NULL;
   srv_core_free(srv);
@@ -184,7 +186,8 @@ int nereid_main(int argc, char **argv) {
     st = srv_status_new(GRPC_STATUS_INTERNAL,
                         "failed to load all models (--exit-on-error=false serves the "
                         "others)");
-  if (st == NULL) st = srv_frontend_start(&srv, &fe);
+  /* --allow-grpc=false: HTTP (and metrics) only, as tritonserver. */
+  if (st == NULL && opt.allow_grpc) st = srv_frontend_start(&srv, &fe);
   if (st != NULL) {
     fprintf(stderr, "error: creating server: %s\n", srv_status_message(st));
     srv_status_free(st);
@@ -205,11 +208,15 @@ int nereid_main(int argc, char **argv) {
     return 1;
   }
   atomic_store_explicit(&srv.state, SRV_STATE_READY, memory_order_release);
-  srv_frontend_state_changed(fe);
-  SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers, %u gRPC threads)",
-           opt.grpc_address, srv_frontend_port(fe), act_runtime_workers(srv.runtime),
-           srv_frontend_cq_count(fe));
-  if (srv_frontend_health_port(fe) != 0)
+  if (fe == NULL) {
+    SRV_INFO("gRPC is off (--allow-grpc=false); %u workers", act_runtime_workers(srv.runtime));
+  } else {
+    srv_frontend_state_changed(fe);
+    SRV_INFO("Started GRPCInferenceService at %s:%d (%u workers, %u gRPC threads)",
+             opt.grpc_address, srv_frontend_port(fe), act_runtime_workers(srv.runtime),
+             srv_frontend_cq_count(fe));
+  }
+  if (fe != NULL && srv_frontend_health_port(fe) != 0)
     SRV_INFO("Started GRPCHealthService at %s:%d (plaintext, grpc.health.v1 only)",
              opt.grpc_health_address != NULL ? opt.grpc_health_address
                                              : opt.grpc_address,

@@ -387,9 +387,6 @@ static srv_status_t *triton_flags_validate(const srv_options_t *opt) {
 }
 
 srv_status_t *srv_options_validate(const srv_options_t *opt) {
-  if (!opt->allow_grpc)
-    return srv_status_new(GRPC_STATUS_UNIMPLEMENTED,
-                          "--allow-grpc=false: gRPC is Nereid's only protocol so far");
   srv_status_t *tst = triton_flags_validate(opt);
   if (tst != NULL) return tst;
   for (size_t i = 0; i < opt->backend_config_count; i++) {

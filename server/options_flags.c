@@ -192,7 +192,7 @@ const flag_t srv_option_flags[] = {
     {"grpc-health-address", FLAG_STRING, OPT(grpc_health_address), 0, 0,
      "Address of the plaintext health port (default: --grpc-address; Nereid's own)."},
     {"allow-grpc", FLAG_BOOL, OPT(allow_grpc), 0, 0,
-     "Serve gRPC (default true; gRPC cannot be turned off yet)."},
+     "Serve gRPC (default true; false: HTTP and metrics only)."},
     {"allow-http", FLAG_BOOL, OPT(allow_http), 0, 0,
      "Serve HTTP/REST, KServe v2 with Triton's extensions (default true)."},
     {"http-address", FLAG_STRING, OPT(http_address), 0, 0,

@@ -540,6 +540,29 @@ class HttpStopTest(harness.ServerTestCase):
         pass  # the test stopped it
 
 
+class HttpOnlyTest(unittest.TestCase):
+    def test_grpc_off_http_serves(self):
+        """--allow-grpc=false, as tritonserver: HTTP and metrics only."""
+        server = harness.Server("--allow-grpc=false", repo=harness.EXAMPLES,
+                                expect_start=False)
+        try:
+            self.assertTrue(server.wait_text("Started HTTPService", 30), server.text())
+            self.assertTrue(server.wait_text("gRPC is off (--allow-grpc=false)"),
+                            server.text())
+            self.assertNotIn("Started GRPCInferenceService", server.text())
+            url = "http://127.0.0.1:%d" % server.http_port
+            self.assertEqual(requests.get(url + "/v2/health/ready", timeout=10).status_code,
+                             200)
+            a = np.arange(16, dtype=np.int32).reshape(1, 16)
+            body, _ = simple_body(a, a)
+            r = requests.post(url + "/v2/models/simple/infer", data=body, timeout=10)
+            self.assertEqual(r.status_code, 200, r.text)
+            out = {o["name"]: o["data"] for o in r.json()["outputs"]}
+            self.assertEqual(out["OUTPUT0"], (a + a).flatten().tolist())
+        finally:
+            harness.stop_clean(server)
+
+
 class HttpPortTakenTest(unittest.TestCase):
     def test_a_port_in_use_fails_start_up_with_the_address(self):
         s = socket.socket()
