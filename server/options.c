@@ -314,7 +314,6 @@ int srv_options_compression_level(const srv_options_t *opt) {
   return -1;
 }
 
-#define LACKS(...) srv_status_new(GRPC_STATUS_UNIMPLEMENTED, __VA_ARGS__)
 #define BAD(...) srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* "<GPU id>:<fraction>" of --model-load-gpu-limit. */
