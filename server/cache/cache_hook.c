@@ -125,6 +125,18 @@ typedef struct {
   uint64_t start;
 } lookup_job_t;
 
+/* A cancel that came while r waited here found it in no queue (the model
+ * actor answered it CANCEL_DONE at once): r is answered cancelled here,
+ * as the actor answers one it finds queued. Relaxed: the flag is a hint,
+ * as for backends that poll it. */
+static bool cancelled_here(srv_model_t *m, TRITONBACKEND_Request *r) {
+  if (!atomic_load_explicit(&r->state->cancelled, memory_order_relaxed)) return false;
+  srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
+                   "request '%s' for model '%s' was cancelled before it ran", r->id,
+                   m->name);
+  return true;
+}
+
 static void lookup_run(srv_cache_job_t *job) {
   lookup_job_t *j = (lookup_job_t *)job;
   srv_model_t *m = j->m;
@@ -133,15 +145,7 @@ static void lookup_run(srv_cache_job_t *job) {
   srv_cache_key_t key = j->key;
   uint64_t start = j->start;
   free(j);
-  /* A cancel that came while r waited here found it in no queue (the
-   * model actor answered it CANCEL_DONE); r is answered here instead.
-   * Relaxed: a hint, as for backends that poll it. */
-  if (atomic_load_explicit(&r->state->cancelled, memory_order_relaxed)) {
-    srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
-                     "request '%s' for model '%s' was cancelled before it ran", r->id,
-                     m->name);
-    return;
-  }
+  if (cancelled_here(m, r)) return;
   srv_cache_entry_t *e = srv_cache_lookup(c, &key);
   if (e != NULL) {
     answer(m, r, e, start); /* the time waited here counts as the lookup's */
@@ -149,6 +153,7 @@ static void lookup_run(srv_cache_job_t *job) {
     return;
   }
   miss_note(r, c, &key, act_now_ns() - start);
+  if (cancelled_here(m, r)) return; /* during the lookup */
   srv_model_enqueue_uncached(m, r); /* the actor's queue, without a second lookup */
 }
 
@@ -160,6 +165,10 @@ static bool lookup_queue(srv_model_t *m, TRITONBACKEND_Request *r,
   if (j == NULL) SRV_FATAL("out of memory");
   *j = (lookup_job_t){.job = {.run = lookup_run}, .m = m, .r = r, .key = *key,
                       .start = start};
+  /* A round trip is long enough for a client to give up: the owner
+   * watches for its cancel from now on (before the push: once pushed, r
+   * may be answered and gone). */
+  srv_request_watch_ask(r->state);
   if (srv_cache_job_try_push(m->cache, &j->job)) return true;
   free(j);
   SRV_VERBOSE(1,

@@ -413,10 +413,33 @@ class LibraryCacheTest(OwnServer):
         for i, f in enumerate(calls):
             got = outputs(f.result())
             np.testing.assert_array_equal(got["OUTPUT0"], np.arange(16) + 1000 + i + 3)
-        self.server.wait_text("the cache call queue is full; request")
+        self.assertTrue(self.server.wait_text("the cache call queue is full; request"))
         hits, misses = self.counts(stub)
         self.assertEqual(hits, 0)
         self.assertEqual(misses, 100)
+
+    def test_cancel_while_waiting(self):
+        """A request cancelled while it waits for a call thread (all four
+        busy) is answered cancelled: never looked up, never run."""
+        stub = self.slow(1500)
+        busy = [stub.ModelInfer.future(request("cached", 200 + i), timeout=20 * harness.SLOW)
+                for i in range(4)]
+        time.sleep(0.3)
+        victim = stub.ModelInfer.future(request("cached", 300), timeout=20 * harness.SLOW)
+        time.sleep(0.3)
+        victim.cancel()
+        for f in busy:
+            self.assertEqual(len(f.result().outputs), 2)
+        deadline = time.time() + 10 * harness.SLOW
+        while self.stats_of(stub).fail.count < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.stats_of(stub).fail.count, 1)
+        wait_lines(self.log, 8)
+        time.sleep(0.2)
+        lines = [line for line in open(self.log).read().split("\n") if line]
+        self.assertEqual(sum(line.startswith("lookup") for line in lines), 4, lines)
+        s = stub.ModelStatistics(pb.ModelStatisticsRequest(name="cached")).model_stats[0]
+        self.assertEqual(s.execution_count, 4)
 
     def test_unload_during_a_slow_lookup(self):
         """A model unloaded while a request waits on the library: the
