@@ -235,12 +235,15 @@ static void insert_queue(srv_cache_t *c, const srv_cache_key_t *key,
                          const srv_cache_output_t *o, uint32_t n, const srv_model_t *m) {
   size_t size;
   void *blob = srv_cache_encode(o, n, &size); /* the one copy */
-  insert_job_t *j = blob != NULL ? malloc(sizeof *j) : NULL;
-  if (j != NULL) {
-    *j = (insert_job_t){.job = {.run = insert_run, .bytes = size}, .c = c, .key = *key,
-                        .size = size, .blob = blob};
-    if (srv_cache_job_try_push(c, &j->job)) return;
+  if (blob == NULL) {
+    srv_cache_insert_failed(key, "the response does not fit in memory");
+    return;
   }
+  insert_job_t *j = malloc(sizeof *j);
+  if (j == NULL) SRV_FATAL("out of memory");
+  *j = (insert_job_t){.job = {.run = insert_run, .bytes = size}, .c = c, .key = *key,
+                      .size = size, .blob = blob};
+  if (srv_cache_job_try_push(c, &j->job)) return;
   free(blob);
   free(j);
   SRV_VERBOSE(1,

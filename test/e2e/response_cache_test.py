@@ -379,7 +379,7 @@ class LibraryCacheTest(OwnServer):
         """Lookups waiting on a slow library (a network cache) run on the
         cache's threads: a model without caching still answers at once, and
         the waiting requests get right answers, then hits."""
-        stub = self.slow(1500)
+        stub = self.slow(int(1500 * harness.SLOW))
         waiting = [stub.ModelInfer.future(request("cached", 100 + i)) for i in range(8)]
         time.sleep(0.2)
         start = time.time()
@@ -421,7 +421,7 @@ class LibraryCacheTest(OwnServer):
     def test_cancel_while_waiting(self):
         """A request cancelled while it waits for a call thread (all four
         busy) is answered cancelled: never looked up, never run."""
-        stub = self.slow(1500)
+        stub = self.slow(int(1500 * harness.SLOW))
         busy = [stub.ModelInfer.future(request("cached", 200 + i), timeout=20 * harness.SLOW)
                 for i in range(4)]
         time.sleep(0.3)
