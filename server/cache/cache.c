@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "server/cache/cache_calls.h"
 #include "server/cache/cache_library.h"
 #include "server/common/log.h"
 
@@ -37,6 +38,7 @@ struct srv_cache {
   /* A cache library instead of the local store: lookups and insertions go
    * to it, entries are standalone copies charged nothing here. */
   srv_cache_library_t *lib;
+  srv_cache_calls_t *calls; /* the library's call threads */
 };
 
 enum { ALIGN = 16, BYTES_PER_SLOT = 2048, MIN_SLOTS = 16, MAX_SLOTS = 1u << 22 };
@@ -94,6 +96,17 @@ srv_status_t *srv_cache_new(uint64_t budget, srv_cache_t **out) {
   return NULL;
 }
 
+/* A library's call threads: enough that a few slow round trips overlap,
+ * few enough to stay a side cost. The queue holds what a burst needs
+ * (lookups wait there as requests would in the model's queue) and at most
+ * 64 MiB of answers waiting to be inserted; beyond that lookups skip the
+ * cache and insertions are dropped (cache.md). */
+enum {
+  CALL_THREADS = 4,
+  CALL_QUEUE_JOBS = 64,
+};
+#define CALL_QUEUE_BYTES (64ull << 20)
+
 srv_status_t *srv_cache_new_library(const char *dir, const char *name,
                                     const char *config_json, srv_cache_t **out) {
   srv_cache_library_t *lib;
@@ -103,6 +116,7 @@ srv_status_t *srv_cache_new_library(const char *dir, const char *name,
   if (c == NULL) SRV_FATAL("out of memory");
   pthread_mutex_init(&c->lock, NULL);
   c->lib = lib;
+  c->calls = srv_cache_calls_new(CALL_THREADS, CALL_QUEUE_JOBS, CALL_QUEUE_BYTES);
   c->seed = seed_draw();
   *out = c;
   return NULL;
@@ -110,6 +124,7 @@ srv_status_t *srv_cache_new_library(const char *dir, const char *name,
 
 void srv_cache_free(srv_cache_t *c) {
   if (c == NULL) return;
+  srv_cache_calls_free(c->calls); /* runs what is queued: the library is still open */
   srv_cache_library_close(c->lib);
   for (srv_cache_entry_t *e = c->head, *next; e != NULL; e = next) {
     next = e->next;
@@ -265,9 +280,14 @@ static srv_cache_entry_t *entry_new(const srv_cache_key_t *key,
 
 srv_cache_insert_t srv_cache_insert(srv_cache_t *c, const srv_cache_key_t *key,
                                     const srv_cache_output_t *outputs, uint32_t count) {
-  if (c->lib != NULL)
-    return srv_cache_library_insert(c->lib, key, outputs, count) ? SRV_CACHE_INSERTED
-                                                                 : SRV_CACHE_NO_ROOM;
+  if (c->lib != NULL) {
+    size_t size;
+    void *blob = srv_cache_library_encode(outputs, count, &size);
+    if (blob == NULL) return SRV_CACHE_TOO_BIG;
+    bool ok = srv_cache_library_insert(c->lib, key, blob, size);
+    free(blob);
+    return ok ? SRV_CACHE_INSERTED : SRV_CACHE_PRESENT;
+  }
   uint64_t bytes = srv_cache_entry_bytes(outputs, count);
   /* Read without the lock: budget never changes, and the index's size
    * (bytes at creation) is a floor nothing frees. */
@@ -296,6 +316,50 @@ srv_cache_insert_t srv_cache_insert(srv_cache_t *c, const srv_cache_key_t *key,
   pthread_mutex_unlock(&c->lock);
   if (result != SRV_CACHE_INSERTED) free(e);
   return result;
+}
+
+/* ---- a library's calls ---- */
+
+bool srv_cache_is_library(const srv_cache_t *c) { return c->lib != NULL; }
+
+bool srv_cache_job_try_push(srv_cache_t *c, srv_cache_job_t *job) {
+  return srv_cache_calls_try_push(c->calls, job);
+}
+
+void *srv_cache_encode(const srv_cache_output_t *outputs, uint32_t count, size_t *size) {
+  return srv_cache_library_encode(outputs, count, size);
+}
+
+void srv_cache_insert_encoded(srv_cache_t *c, const srv_cache_key_t *key,
+                              const void *blob, size_t size) {
+  srv_cache_library_insert(c->lib, key, blob, size);
+}
+
+/* Once a second at most: the second of the last line, and the lines
+ * skipped since (both relaxed: a log throttle, not a count anyone sums). */
+static _Atomic uint64_t failed_logged_s;
+static _Atomic uint64_t failed_skipped;
+
+void srv_cache_insert_failed(const srv_cache_key_t *key, const char *why) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec;
+  uint64_t last = atomic_load_explicit(&failed_logged_s, memory_order_relaxed);
+  if (last == now || !atomic_compare_exchange_strong_explicit(
+                         &failed_logged_s, &last, now, memory_order_relaxed,
+                         memory_order_relaxed)) {
+    atomic_fetch_add_explicit(&failed_skipped, 1, memory_order_relaxed);
+    return;
+  }
+  uint64_t skipped = atomic_exchange_explicit(&failed_skipped, 0, memory_order_relaxed);
+  char text[33];
+  srv_cache_key_text(key, text);
+  if (skipped == 0)
+    SRV_ERROR("Failed to insert key [%s] into response cache: %s", text, why);
+  else
+    SRV_ERROR("Failed to insert key [%s] into response cache: %s (and %llu more "
+              "failed insertions not logged)",
+              text, why, (unsigned long long)skipped);
 }
 
 void srv_cache_usage(srv_cache_t *c, srv_cache_usage_t *out) {

@@ -6,6 +6,8 @@
 #ifndef NEREID_SERVER_CACHE_CACHE_H
 #define NEREID_SERVER_CACHE_CACHE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "server/cache/key.h"
@@ -64,6 +66,40 @@ typedef enum {
  *  used entries until it fits. Nothing is kept unless INSERTED. */
 srv_cache_insert_t srv_cache_insert(srv_cache_t *c, const srv_cache_key_t *key,
                                     const srv_cache_output_t *outputs, uint32_t count);
+
+/* ---- a library's calls, off the workers (cache_calls.h) ---- */
+
+/** A unit of work for a library cache's call threads: embedded in the
+ *  caller's struct; `run` takes it back and frees it. `bytes`: what it
+ *  holds, counted against the queue's memory bound. */
+typedef struct srv_cache_job {
+  struct srv_cache_job *next;
+  void (*run)(struct srv_cache_job *job);
+  uint64_t bytes;
+} srv_cache_job_t;
+
+/** Whether c is a library, whose calls run on its call threads; the local
+ *  store is called in place (its calls are in memory and short). */
+bool srv_cache_is_library(const srv_cache_t *c);
+
+/** Queues job for c's call threads (c a library); false when the queue is
+ *  full, and then job is still the caller's. Any thread. */
+bool srv_cache_job_try_push(srv_cache_t *c, srv_cache_job_t *job);
+
+/** The outputs as one malloc'd buffer of *size bytes, in the encoding a
+ *  library stores (cache_library.c): what an insertion job carries. NULL
+ *  when it would not fit in memory. Any thread. */
+void *srv_cache_encode(const srv_cache_output_t *outputs, uint32_t count, size_t *size);
+
+/** Stores an encoded answer (srv_cache_encode) at `key` in library c;
+ *  a refusal is logged (srv_cache_insert_failed). A call thread. */
+void srv_cache_insert_encoded(srv_cache_t *c, const srv_cache_key_t *key,
+                              const void *blob, size_t size);
+
+/** Logs that `key` was not inserted and why, at error level as Triton
+ *  does, at most once a second (a full cache fails every insertion; the
+ *  skipped lines are counted in the next one). Any thread. */
+void srv_cache_insert_failed(const srv_cache_key_t *key, const char *why);
 
 /** What c holds now: bytes charged (index, entries, and evicted entries a
  *  lookup still holds), entries in the index, evictions so far. */

@@ -3,6 +3,8 @@
  * and the statistics Triton keeps for them. */
 #include "server/cache/cache_hook.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +102,83 @@ static void answer(srv_model_t *m, TRITONBACKEND_Request *r, const srv_cache_ent
   if (rel != NULL) TRITONSERVER_ErrorDelete(rel);
 }
 
+/* A miss: the state remembers the key and the lookup's time, read by the
+ * response's sender (the enqueue message publishes them). */
+static void miss_note(TRITONBACKEND_Request *r, srv_cache_t *c, const srv_cache_key_t *key,
+                      uint64_t lookup_ns) {
+  srv_infer_state_t *st = r->state;
+  st->cache = c;
+  st->cache_key_hi = key->hi;
+  st->cache_key_lo = key->lo;
+  st->cache_lookup_ns = lookup_ns;
+}
+
+/* ---- a library's lookup, on its call threads ---- */
+
+/* A request waiting for a library's answer: it left the enqueueing thread
+ * and reaches the model's actor only if the library misses. */
+typedef struct {
+  srv_cache_job_t job;
+  srv_model_t *m; /* alive: r's state holds a reference */
+  TRITONBACKEND_Request *r;
+  srv_cache_key_t key;
+  uint64_t start;
+} lookup_job_t;
+
+/* A cancel that came while r waited here found it in no queue (the model
+ * actor answered it CANCEL_DONE at once): r is answered cancelled here,
+ * as the actor answers one it finds queued. Relaxed: the flag is a hint,
+ * as for backends that poll it. */
+static bool cancelled_here(srv_model_t *m, TRITONBACKEND_Request *r) {
+  if (!atomic_load_explicit(&r->state->cancelled, memory_order_relaxed)) return false;
+  srv_request_fail(r, TRITONSERVER_ERROR_CANCELLED,
+                   "request '%s' for model '%s' was cancelled before it ran", r->id,
+                   m->name);
+  return true;
+}
+
+static void lookup_run(srv_cache_job_t *job) {
+  lookup_job_t *j = (lookup_job_t *)job;
+  srv_model_t *m = j->m;
+  TRITONBACKEND_Request *r = j->r;
+  srv_cache_t *c = m->cache;
+  srv_cache_key_t key = j->key;
+  uint64_t start = j->start;
+  free(j);
+  if (cancelled_here(m, r)) return;
+  srv_cache_entry_t *e = srv_cache_lookup(c, &key);
+  if (e != NULL) {
+    answer(m, r, e, start); /* the time waited here counts as the lookup's */
+    srv_cache_entry_release(c, e);
+    return;
+  }
+  miss_note(r, c, &key, act_now_ns() - start);
+  if (cancelled_here(m, r)) return; /* during the lookup */
+  srv_model_enqueue_uncached(m, r); /* the actor's queue, without a second lookup */
+}
+
+/* Hands r to the library's call threads; false (r is the caller's, as a
+ * miss) when their queue is full. */
+static bool lookup_queue(srv_model_t *m, TRITONBACKEND_Request *r,
+                         const srv_cache_key_t *key, uint64_t start) {
+  lookup_job_t *j = malloc(sizeof *j);
+  if (j == NULL) SRV_FATAL("out of memory");
+  *j = (lookup_job_t){.job = {.run = lookup_run}, .m = m, .r = r, .key = *key,
+                      .start = start};
+  /* A round trip is long enough for a client to give up: the owner
+   * watches for its cancel from now on (before the push: once pushed, r
+   * may be answered and gone). */
+  srv_request_watch_ask(r->state);
+  if (srv_cache_job_try_push(m->cache, &j->job)) return true;
+  free(j);
+  SRV_VERBOSE(1,
+              "response cache: the cache call queue is full; request '%s' for model "
+              "'%s' skips the lookup",
+              r->id, m->name);
+  miss_note(r, m->cache, key, act_now_ns() - start);
+  return false;
+}
+
 bool srv_cache_enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
   srv_cache_t *c = m->cache;
   uint64_t start = act_now_ns();
@@ -109,14 +188,12 @@ bool srv_cache_enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
    * which age out of the LRU. */
   uint64_t seed = srv_cache_seed(c) ^ (m->serial * 0x9e3779b97f4a7c15ull);
   if (!srv_cache_key_of(seed, m->name, m->version, r, &key)) return false;
+  /* A library may wait on the network: its call threads do that, never
+   * the enqueueing thread (an actor worker). */
+  if (srv_cache_is_library(c)) return lookup_queue(m, r, &key, start);
   srv_cache_entry_t *e = srv_cache_lookup(c, &key);
   if (e == NULL) {
-    /* Read by the response's sender: the enqueue message publishes it. */
-    srv_infer_state_t *st = r->state;
-    st->cache = c;
-    st->cache_key_hi = key.hi;
-    st->cache_key_lo = key.lo;
-    st->cache_lookup_ns = act_now_ns() - start;
+    miss_note(r, c, &key, act_now_ns() - start);
     return false;
   }
   answer(m, r, e, start);
@@ -127,6 +204,53 @@ bool srv_cache_enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
 /* ---- a miss coming back ---- */
 
 enum { STACK_OUTPUTS = 8 };
+
+static void insert_local(srv_cache_t *c, const srv_cache_key_t *key,
+                         const srv_cache_output_t *o, uint32_t n) {
+  srv_cache_insert_t got = srv_cache_insert(c, key, o, n);
+  if (got == SRV_CACHE_TOO_BIG)
+    srv_cache_insert_failed(key, "the response is larger than the cache");
+  else if (got == SRV_CACHE_NO_ROOM)
+    srv_cache_insert_failed(key, "no room left after eviction");
+}
+
+/* An answer on its way into a library: its own encoded copy, so that the
+ * response leaves at once and its buffers go back to their owner. */
+typedef struct {
+  srv_cache_job_t job;
+  srv_cache_t *c;
+  srv_cache_key_t key;
+  size_t size;
+  void *blob;
+} insert_job_t;
+
+static void insert_run(srv_cache_job_t *job) {
+  insert_job_t *j = (insert_job_t *)job;
+  srv_cache_insert_encoded(j->c, &j->key, j->blob, j->size);
+  free(j->blob);
+  free(j);
+}
+
+static void insert_queue(srv_cache_t *c, const srv_cache_key_t *key,
+                         const srv_cache_output_t *o, uint32_t n, const srv_model_t *m) {
+  size_t size;
+  void *blob = srv_cache_encode(o, n, &size); /* the one copy */
+  if (blob == NULL) {
+    srv_cache_insert_failed(key, "the response does not fit in memory");
+    return;
+  }
+  insert_job_t *j = malloc(sizeof *j);
+  if (j == NULL) SRV_FATAL("out of memory");
+  *j = (insert_job_t){.job = {.run = insert_run, .bytes = size}, .c = c, .key = *key,
+                      .size = size, .blob = blob};
+  if (srv_cache_job_try_push(c, &j->job)) return;
+  free(blob);
+  free(j);
+  SRV_VERBOSE(1,
+              "response cache: the cache call queue is full; the response of model "
+              "'%s' is not inserted",
+              m != NULL ? m->name : "?");
+}
 
 void srv_cache_response_sent(TRITONBACKEND_Response *resp) {
   srv_infer_state_t *st = resp->state;
@@ -156,16 +280,14 @@ void srv_cache_response_sent(TRITONBACKEND_Response *resp) {
                                 .byte_size = x->byte_size};
   }
   srv_cache_key_t key = {.hi = st->cache_key_hi, .lo = st->cache_key_lo};
-  srv_cache_insert_t got =
-      host ? srv_cache_insert(c, &key, o, resp->output_count) : SRV_CACHE_INSERTED;
-  if (o != small) free(o);
   srv_model_t *m = st->model;
-  if (got == SRV_CACHE_TOO_BIG || got == SRV_CACHE_NO_ROOM)
-    SRV_VERBOSE(1, "Failed to insert key into response cache for model '%s': %s",
-                m != NULL ? m->name : "?",
-                got == SRV_CACHE_TOO_BIG ? "the response is larger than the cache"
-                                         : "no room left after eviction");
-  /* Triton's cache_miss: the lookup and the insertion. */
+  if (host && srv_cache_is_library(c))
+    insert_queue(c, &key, o, resp->output_count, m);
+  else if (host)
+    insert_local(c, &key, o, resp->output_count);
+  if (o != small) free(o);
+  /* Triton's cache_miss: the lookup and the insertion (for a library, its
+   * copy into the queued job: the call itself runs later, off this thread). */
   if (m != NULL)
     srv_duration_add(&srv_stats_mine(&m->stats)->cache_miss,
                      st->cache_lookup_ns + (act_now_ns() - start));

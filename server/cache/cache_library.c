@@ -189,7 +189,7 @@ static void put(char **p, const void *src, size_t n) {
 }
 
 /* The encoded answer in a new block; NULL when it cannot be sized. */
-static void *encode(const srv_cache_output_t *o, uint32_t n, size_t *size) {
+void *srv_cache_library_encode(const srv_cache_output_t *o, uint32_t n, size_t *size) {
   uint64_t total = sizeof MAGIC + 4;
   for (uint32_t i = 0; i < n; i++) {
     uint64_t one = 4 + strlen(o[i].name) + 4 + 4 + 8ull * o[i].dims_count + 8;
@@ -353,16 +353,10 @@ void srv_cache_library_close(srv_cache_library_t *lib) {
 
 /* ---- lookup and insertion ---- */
 
-/* Triton's keys are decimal hashes; ours are 32 hex digits. */
-static void key_text(const srv_cache_key_t *k, char text[33]) {
-  snprintf(text, 33, "%016llx%016llx", (unsigned long long)k->hi,
-           (unsigned long long)k->lo);
-}
-
 int64_t srv_cache_library_lookup(srv_cache_library_t *lib, const srv_cache_key_t *key,
                                  void **blob, srv_cache_output_t **outs) {
   char text[33];
-  key_text(key, text);
+  srv_cache_key_text(key, text);
   TRITONCACHE_CacheEntry entry = {.count = 0};
   TRITONCACHE_Allocator a = {.insert = false};
   TRITONSERVER_Error *err = lib->lookup(lib->impl, text, &entry, &a);
@@ -387,21 +381,17 @@ int64_t srv_cache_library_lookup(srv_cache_library_t *lib, const srv_cache_key_t
 }
 
 bool srv_cache_library_insert(srv_cache_library_t *lib, const srv_cache_key_t *key,
-                              const srv_cache_output_t *outs, uint32_t count) {
-  size_t size;
-  void *blob = encode(outs, count, &size);
-  if (blob == NULL) return false;
+                              const void *blob, size_t size) {
   char text[33];
-  key_text(key, text);
+  srv_cache_key_text(key, text);
   TRITONCACHE_CacheEntry entry = {.count = 1};
-  entry.buffers[0] = (buffer_t){.base = blob, .size = size};
+  entry.buffers[0] = (buffer_t){.base = (void *)blob, .size = size};
   TRITONCACHE_Allocator a = {.insert = true, .src = blob, .src_size = size};
   TRITONSERVER_Error *err = lib->insert(lib->impl, text, &entry, &a);
-  free(blob);
   if (err == NULL) return true;
+  /* Two misses of one key racing: the first stays, as in Triton. */
   if (TRITONSERVER_ErrorCode(err) != TRITONSERVER_ERROR_ALREADY_EXISTS)
-    SRV_VERBOSE(1, "Failed to insert key %s into cache '%s': %s", text, lib->name,
-                TRITONSERVER_ErrorMessage(err));
+    srv_cache_insert_failed(key, TRITONSERVER_ErrorMessage(err));
   TRITONSERVER_ErrorDelete(err);
   return false;
 }

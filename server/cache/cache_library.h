@@ -30,9 +30,15 @@ void srv_cache_library_close(srv_cache_library_t *lib);
 int64_t srv_cache_library_lookup(srv_cache_library_t *lib, const srv_cache_key_t *key,
                                  void **blob, srv_cache_output_t **outs);
 
-/** Stores the outputs at `key`; false (logged at verbose level 1) when the
- *  library refused. */
+/** The outputs in the encoding a library stores: one malloc'd buffer of
+ *  *size bytes, or NULL when that does not fit in memory. */
+void *srv_cache_library_encode(const srv_cache_output_t *outs, uint32_t count,
+                               size_t *size);
+
+/** Stores an encoded answer at `key`; false when the library refused (its
+ *  message logged through srv_cache_insert_failed, unless the key was
+ *  already there). */
 bool srv_cache_library_insert(srv_cache_library_t *lib, const srv_cache_key_t *key,
-                              const srv_cache_output_t *outs, uint32_t count);
+                              const void *blob, size_t size);
 
 #endif

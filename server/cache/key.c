@@ -6,6 +6,7 @@
  * Triton's single 64-bit hash gives 2^-64). */
 #include "server/cache/key.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const uint64_t K1 = 0x9e3779b97f4a7c15ull, K2 = 0xc2b2ae3d27d4eb4full,
@@ -122,4 +123,11 @@ bool srv_cache_key_of(uint64_t seed, const char *model, int64_t version,
   put_u64(&h, out_lo);
   *out = srv_cache_hasher_final(&h);
   return true;
+}
+
+/* Triton's keys are decimal 64-bit hashes; ours are 32 hex digits, so a
+ * cache shared with Triton servers never mixes their entries. */
+void srv_cache_key_text(const srv_cache_key_t *k, char text[33]) {
+  snprintf(text, 33, "%016llx%016llx", (unsigned long long)k->hi,
+           (unsigned long long)k->lo);
 }

@@ -19,6 +19,9 @@ static inline bool srv_cache_key_eq(const srv_cache_key_t *a, const srv_cache_ke
   return a->hi == b->hi && a->lo == b->lo;
 }
 
+/** The key as text, 32 hex digits: how libraries and logs see it. */
+void srv_cache_key_text(const srv_cache_key_t *k, char text[33]);
+
 /** A streaming hash with two 64-bit lanes (128 bits out), keyed by a seed
  *  so that colliding inputs cannot be worked out ahead of time. */
 typedef struct {

@@ -220,6 +220,12 @@ bool srv_model_send(srv_model_t *m, act_msg_t *msg);
  *  model actor only. */
 bool srv_model_gate_close(srv_model_t *m);
 
+/** The second half of srv_model_enqueue: r goes to the model's queue (or
+ *  is answered UNAVAILABLE when the model is unloading), past tracing and
+ *  the response cache; for a request whose lookup missed on a cache
+ *  library's call thread (../cache/cache_hook.c). Any thread owning r. */
+void srv_model_enqueue_uncached(srv_model_t *m, TRITONBACKEND_Request *request);
+
 /** Answers request r with an error response (code, message) and releases
  *  it, counting a failure: for requests the server refuses before they
  *  run. Any thread that owns r (the model actor for queued requests). */

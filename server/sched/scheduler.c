@@ -55,6 +55,10 @@ void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request) {
     srv_trace_enqueue(m->server->tracer, m->name, m->version, request);
   /* The response cache: a hit never waits for an instance (cache.md). */
   if (__builtin_expect(m->cache != NULL, 0) && srv_cache_enqueue(m, request)) return;
+  srv_model_enqueue_uncached(m, request);
+}
+
+void srv_model_enqueue_uncached(srv_model_t *m, TRITONBACKEND_Request *request) {
   request->msg.kind = SRV_MODEL_REQUEST;
   srv_stats_pending_add(&m->stats, 1); /* this thread's slot (stats.h) */
   request->pending = &m->stats;

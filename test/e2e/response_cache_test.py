@@ -232,6 +232,7 @@ class OwnServer(unittest.TestCase):
         self.addCleanup(shutil.rmtree, repo, ignore_errors=True)
         self.addCleanup(harness.stop_clean, server)
         self.repo = repo
+        self.server = server
         return server.inference()
 
     @staticmethod
@@ -331,6 +332,15 @@ def cache_directory():
     return root
 
 
+def wait_lines(path, n):
+    """Waits until the memo log at `path` has n lines."""
+    deadline = time.time() + 10 * harness.SLOW
+    while time.time() < deadline:
+        if os.path.exists(path) and open(path).read().count("\n") >= n:
+            return
+        time.sleep(0.01)
+
+
 class LibraryCacheTest(OwnServer):
     """A cache library (Triton's TRITONCACHE API) in place of `local`."""
 
@@ -341,6 +351,8 @@ class LibraryCacheTest(OwnServer):
         stub = self.serve("--cache-directory=" + caches, "--cache-config=memo,log=" + log,
                           "--cache-config=memo,size=1048576")
         first = stub.ModelInfer(request("cached", 11))
+        # The insertion runs on the cache's call threads, after the answer.
+        wait_lines(log, 2)
         second = stub.ModelInfer(request("cached", 11))
         for name, want in outputs(first).items():
             np.testing.assert_array_equal(outputs(second)[name], want)
@@ -348,11 +360,109 @@ class LibraryCacheTest(OwnServer):
         self.assertEqual(self.counts(stub), (1, 1))
         stub.ModelInfer(request("cached", 12))
         self.assertEqual(self.counts(stub), (1, 2))
+        wait_lines(log, 5)
         lines = open(log).read().split("\n")
         kinds = [" ".join(w for w in line.split() if len(w) != 32) for line in lines if line]
         self.assertEqual(kinds, ["lookup miss", "insert", "lookup hit", "lookup miss",
                                  "insert"])
         self.assertRegex(lines[0], r"^lookup [0-9a-f]{32} miss$")
+
+    def slow(self, delay_ms, *more):
+        caches = cache_directory()
+        self.addCleanup(shutil.rmtree, caches, ignore_errors=True)
+        self.log = os.path.join(caches, "memo.log")
+        return self.serve("--cache-directory=" + caches, "--cache-config=memo,log=" + self.log,
+                          "--cache-config=memo,delay_ms=%d" % delay_ms, "--load-model=uncached",
+                          *more)
+
+    def test_slow_library_holds_no_worker(self):
+        """Lookups waiting on a slow library (a network cache) run on the
+        cache's threads: a model without caching still answers at once, and
+        the waiting requests get right answers, then hits."""
+        stub = self.slow(int(1500 * harness.SLOW))
+        waiting = [stub.ModelInfer.future(request("cached", 100 + i)) for i in range(8)]
+        time.sleep(0.2)
+        start = time.time()
+        plain = stub.ModelInfer(request("uncached", 7), timeout=10 * harness.SLOW)
+        self.assertLess(time.time() - start, 1.0 * harness.SLOW)
+        self.assertFalse(any(f.done() for f in waiting))
+        a = np.arange(16, dtype=np.int32) + 7
+        np.testing.assert_array_equal(outputs(plain)["OUTPUT0"], a + 3)
+        for i, f in enumerate(waiting):
+            got = outputs(f.result(timeout=20 * harness.SLOW))
+            np.testing.assert_array_equal(got["OUTPUT0"], np.arange(16) + 100 + i + 3)
+        wait_lines(self.log, 16)  # 8 lookups, 8 insertions
+        again = stub.ModelInfer(request("cached", 103), timeout=10 * harness.SLOW)
+        np.testing.assert_array_equal(outputs(again)["OUTPUT1"], np.arange(16) + 103 - 3)
+        self.assertEqual(self.counts(stub), (1, 8))
+        s = self.stats_of(stub)
+        # A hit's lookup time includes its round trip (and its wait).
+        self.assertGreaterEqual(s.cache_hit.ns, 1400 * 1000 * 1000)
+
+    def stats_of(self, stub):
+        return stub.ModelStatistics(pb.ModelStatisticsRequest(
+            name="cached")).model_stats[0].inference_stats
+
+    def test_full_queue_skips_the_cache(self):
+        """More lookups than the call queue holds (4 threads, 64 waiting):
+        the surplus runs the model uncached, every answer is right, and the
+        drops are logged at verbose level 1."""
+        stub = self.slow(250, "--log-verbose=1")
+        calls = [stub.ModelInfer.future(request("cached", 1000 + i), timeout=30 * harness.SLOW)
+                 for i in range(100)]
+        for i, f in enumerate(calls):
+            got = outputs(f.result())
+            np.testing.assert_array_equal(got["OUTPUT0"], np.arange(16) + 1000 + i + 3)
+        self.assertTrue(self.server.wait_text("the cache call queue is full; request"))
+        hits, misses = self.counts(stub)
+        self.assertEqual(hits, 0)
+        self.assertEqual(misses, 100)
+
+    def test_cancel_while_waiting(self):
+        """A request cancelled while it waits for a call thread (all four
+        busy) is answered cancelled: never looked up, never run."""
+        stub = self.slow(int(1500 * harness.SLOW))
+        busy = [stub.ModelInfer.future(request("cached", 200 + i), timeout=20 * harness.SLOW)
+                for i in range(4)]
+        time.sleep(0.3)
+        victim = stub.ModelInfer.future(request("cached", 300), timeout=20 * harness.SLOW)
+        time.sleep(0.3)
+        victim.cancel()
+        for f in busy:
+            self.assertEqual(len(f.result().outputs), 2)
+        deadline = time.time() + 10 * harness.SLOW
+        while self.stats_of(stub).fail.count < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.stats_of(stub).fail.count, 1)
+        wait_lines(self.log, 8)
+        time.sleep(0.2)
+        lines = [line for line in open(self.log).read().split("\n") if line]
+        self.assertEqual(sum(line.startswith("lookup") for line in lines), 4, lines)
+        s = stub.ModelStatistics(pb.ModelStatisticsRequest(name="cached")).model_stats[0]
+        self.assertEqual(s.execution_count, 4)
+
+    def test_unload_during_a_slow_lookup(self):
+        """A model unloaded while a request waits on the library: the
+        request is answered (run, or refused as unloading), the unload
+        finishes, and the server goes on."""
+        stub = self.slow(1000)
+        waiting = stub.ModelInfer.future(request("cached", 5), timeout=20 * harness.SLOW)
+        time.sleep(0.2)
+        stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="cached"))
+        try:
+            got = outputs(waiting.result())
+            np.testing.assert_array_equal(got["OUTPUT0"], np.arange(16) + 5 + 3)
+        except harness.grpc.RpcError as e:
+            self.assertIn("unloading", e.details())
+        deadline = time.time() + 10 * harness.SLOW
+        while time.time() < deadline:
+            idx = stub.RepositoryIndex(pb.RepositoryIndexRequest())
+            if all(m.state != "READY" for m in idx.models if m.name == "cached"):
+                break
+            time.sleep(0.05)
+        self.assertTrue(all(m.state != "READY" for m in idx.models if m.name == "cached"))
+        plain = stub.ModelInfer(request("uncached", 1))
+        self.assertEqual(len(plain.outputs), 2)
 
     def test_library_errors(self):
         caches = cache_directory()

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "triton/core/tritoncache.h"
 
@@ -19,6 +20,7 @@ struct TRITONCACHE_Cache {
   pthread_mutex_t lock;
   item_t *items;
   char log[512];
+  unsigned delay_ms; /* each Insert and Lookup first sleeps this long */
 };
 
 static TRITONSERVER_Error *fail(TRITONSERVER_Error_Code code, const char *msg) {
@@ -63,6 +65,8 @@ TRITONCACHE_ISPEC TRITONSERVER_Error *TRITONCACHE_CacheInitialize(
   if (c == NULL) return fail(TRITONSERVER_ERROR_INTERNAL, "memo: out of memory");
   pthread_mutex_init(&c->lock, NULL);
   setting(config, "log", c->log, sizeof c->log);
+  setting(config, "delay_ms", value, sizeof value);
+  c->delay_ms = (unsigned)strtoul(value, NULL, 10);
   *cache = c;
   return NULL;
 }
@@ -85,6 +89,14 @@ TRITONCACHE_ISPEC TRITONSERVER_Error *TRITONCACHE_CacheFinalize(TRITONCACHE_Cach
   return NULL;
 }
 
+/* A cache across the network: every call waits a round trip. */
+static void round_trip(const TRITONCACHE_Cache *c) {
+  if (c->delay_ms == 0) return;
+  struct timespec t = {.tv_sec = c->delay_ms / 1000, .tv_nsec = (c->delay_ms % 1000) * 1000000L};
+  while (nanosleep(&t, &t) != 0) {
+  }
+}
+
 static item_t *find(TRITONCACHE_Cache *c, const char *key) {
   for (item_t *it = c->items; it != NULL; it = it->next)
     if (strcmp(it->key, key) == 0) return it;
@@ -95,6 +107,7 @@ static item_t *find(TRITONCACHE_Cache *c, const char *key) {
 TRITONCACHE_ISPEC TRITONSERVER_Error *TRITONCACHE_CacheInsert(
     TRITONCACHE_Cache *c, const char *key, TRITONCACHE_CacheEntry *entry,
     TRITONCACHE_Allocator *alloc) {
+  round_trip(c);
   size_t count;
   TRITONSERVER_Error *err = TRITONCACHE_CacheEntryBufferCount(entry, &count);
   if (err != NULL) return err;
@@ -139,6 +152,7 @@ TRITONCACHE_ISPEC TRITONSERVER_Error *TRITONCACHE_CacheInsert(
 TRITONCACHE_ISPEC TRITONSERVER_Error *TRITONCACHE_CacheLookup(
     TRITONCACHE_Cache *c, const char *key, TRITONCACHE_CacheEntry *entry,
     TRITONCACHE_Allocator *alloc) {
+  round_trip(c);
   pthread_mutex_lock(&c->lock);
   item_t *it = find(c, key);
   note(c, "lookup", key, it != NULL ? "hit" : "miss");
