@@ -83,6 +83,8 @@ class Package(unittest.TestCase):
         self.assertEqual(files, sorted(
             [PREFIX + "bin/nereid", PREFIX + "lib/libtritonserver.so",
              PREFIX + "include/triton/core/tritonbackend.h",
+             PREFIX + "include/triton/core/tritoncache.h",
+             PREFIX + "include/triton/core/tritonrepoagent.h",
              PREFIX + "include/triton/core/tritonserver.h"] +
             [PREFIX + "backends/%s/libtriton_%s.so" % (b, b) for b in BUILT_IN]))
         self.assertEqual(entries[PREFIX + "bin/nereid"][0], "-rwxr-xr-x")
