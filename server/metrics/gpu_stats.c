@@ -27,8 +27,8 @@ struct srv_metrics_gpu_api {
   nvml_ret_t (*uuid)(void *, char *, unsigned);
   nvml_ret_t (*utilization)(void *, nvml_utilization_t *);
   nvml_ret_t (*memory)(void *, nvml_memory_t *);
-  nvml_ret_t (*power)(void *, unsigned *);       /* milliwatts */
-  nvml_ret_t (*power_limit)(void *, unsigned *); /* milliwatts */
+  nvml_ret_t (*power)(void *, unsigned *);            /* milliwatts */
+  nvml_ret_t (*power_limit)(void *, unsigned *);      /* milliwatts */
   nvml_ret_t (*energy)(void *, unsigned long long *); /* millijoules */
 };
 
@@ -67,8 +67,8 @@ static bool resolve(void *dl) {
 static void uuid_clean(char *s) {
   for (; *s != '\0'; s++) {
     char c = *s;
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              c == '-' || c == '_' || c == '.' || c == ':';
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+              (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.' || c == ':';
     if (!ok) *s = '_';
   }
 }
@@ -146,13 +146,24 @@ static void family(const srv_metrics_gpu_t *g, srv_metrics_buf_t *b, const char 
     const srv_metrics_gpu_dev_t *d = &g->devs[i];
     srv_metrics_buf_printf(b, "%s{gpu_uuid=\"%s\"} ", name, d->uuid);
     switch (f) {
-      case F_UTIL: srv_metrics_buf_printf(b, "%.15g\n", d->utilization); break;
-      case F_MEM_TOTAL: srv_metrics_buf_printf(b, "%llu\n", (unsigned long long)d->mem_total); break;
-      case F_MEM_USED: srv_metrics_buf_printf(b, "%llu\n", (unsigned long long)d->mem_used); break;
-      case F_POWER: srv_metrics_buf_printf(b, "%.15g\n", d->power_w); break;
-      case F_LIMIT: srv_metrics_buf_printf(b, "%.15g\n", d->limit_w); break;
+      case F_UTIL:
+        srv_metrics_buf_printf(b, "%.15g\n", d->utilization);
+        break;
+      case F_MEM_TOTAL:
+        srv_metrics_buf_printf(b, "%llu\n", (unsigned long long)d->mem_total);
+        break;
+      case F_MEM_USED:
+        srv_metrics_buf_printf(b, "%llu\n", (unsigned long long)d->mem_used);
+        break;
+      case F_POWER:
+        srv_metrics_buf_printf(b, "%.15g\n", d->power_w);
+        break;
+      case F_LIMIT:
+        srv_metrics_buf_printf(b, "%.15g\n", d->limit_w);
+        break;
       case F_ENERGY:
-        srv_metrics_buf_printf(b, "%.15g\n", (double)(d->energy_mj - d->energy_start_mj) / 1000.0);
+        srv_metrics_buf_printf(b, "%.15g\n",
+                               (double)(d->energy_mj - d->energy_start_mj) / 1000.0);
         break;
     }
   }
@@ -164,7 +175,8 @@ void srv_metrics_gpu_render(const srv_metrics_gpu_t *g, srv_metrics_buf_t *b) {
   family(g, b, "nv_gpu_utilization", "gauge", "GPU utilization rate [0.0 - 1.0)", F_UTIL);
   family(g, b, "nv_gpu_memory_total_bytes", "gauge", "GPU total memory, in bytes",
          F_MEM_TOTAL);
-  family(g, b, "nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes", F_MEM_USED);
+  family(g, b, "nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes",
+         F_MEM_USED);
   family(g, b, "nv_gpu_power_usage", "gauge", "GPU power usage in watts", F_POWER);
   family(g, b, "nv_gpu_power_limit", "gauge", "GPU power management limit in watts",
          F_LIMIT);

@@ -22,7 +22,7 @@ typedef struct {
   void *handle; /* nvmlDevice_t */
   char uuid[SRV_METRICS_GPU_UUID_MAX];
   /* The last sample; a reading that failed keeps its previous value. */
-  double utilization;       /* [0, 1] */
+  double utilization;           /* [0, 1] */
   uint64_t mem_total, mem_used; /* bytes */
   double power_w, limit_w;
   uint64_t energy_start_mj, energy_mj; /* the driver's total; at init, now */

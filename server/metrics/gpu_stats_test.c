@@ -23,7 +23,8 @@ static void test_two_gpus(void) {
   static const char *const want[] = {
       "# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)\n"
       "# TYPE nv_gpu_utilization gauge\n"
-      "nv_gpu_utilization{gpu_uuid=\"" UUID0 "\"} 0.42\n"
+      "nv_gpu_utilization{gpu_uuid=\"" UUID0
+      "\"} 0.42\n"
       "nv_gpu_utilization{gpu_uuid=\"" UUID1 "\"} 0.07\n",
       "# TYPE nv_gpu_memory_total_bytes gauge\n"
       "nv_gpu_memory_total_bytes{gpu_uuid=\"" UUID0 "\"} 85899345920\n",
