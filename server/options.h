@@ -119,7 +119,7 @@ typedef struct {
   char *server_id;            /* --id, default "triton": ServerMetadata's name */
   char *model_config_name;    /* --model-config-name: <model>/configs/<name>.pbtxt */
   int model_load_retry_count; /* --model-load-retry-count, default 0 */
-  bool allow_gpu_metrics;     /* --allow-gpu-metrics: accepted, no GPU metrics */
+  bool allow_gpu_metrics;     /* --allow-gpu-metrics: NVML's per-GPU metrics */
   bool reuse_grpc_port;       /* --reuse-grpc-port: SO_REUSEPORT */
   bool reuse_http_port;       /* --reuse-http-port: SO_REUSEPORT */
   int buffer_manager_threads; /* --buffer-manager-thread-count: no effect */

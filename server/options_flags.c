@@ -256,8 +256,8 @@ const flag_t srv_option_flags[] = {
      "Times a model version whose load failed (backend, model or instance "
      "initialization) is loaded again before the load fails (default 0)."},
     {"allow-gpu-metrics", FLAG_BOOL, OPT(allow_gpu_metrics), 0, 0,
-     "Accepted for tritonserver's command lines; Nereid reports no GPU metrics, on "
-     "or off (default true)."},
+     "Per-GPU utilization, memory, power and energy metrics, read from NVML where "
+     "it and a GPU exist (default true)."},
     {"reuse-grpc-port", FLAG_BOOL, OPT(reuse_grpc_port), 0, 0,
      "Bind the gRPC port with SO_REUSEPORT, so that several servers share it "
      "(default false)."},

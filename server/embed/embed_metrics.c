@@ -1,9 +1,9 @@
 /* TRITONSERVER_ServerMetrics: the page the /metrics endpoint serves
- * (metrics/metrics_text.h), as a TRITONSERVER_Metrics. The CPU figures
- * come from one sampler for the process (the host's CPU is the same for
- * every server), sampled at a call when the metrics interval has passed,
- * as the endpoint samples at a scrape. Any thread: the sampler has its
- * own lock; rendering reads lock-free. */
+ * (metrics/metrics_text.h), as a TRITONSERVER_Metrics. The CPU and GPU
+ * figures come from one sampler for the process (the host's CPU and GPUs
+ * are the same for every server), sampled at a call when the metrics
+ * interval has passed, as the endpoint samples at a scrape. Any thread:
+ * the samplers have their own lock; models' metrics render lock-free. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "server/common/memory.h"
 #include "server/embed/embed.h"
 #include "server/metrics/cpu_stats.h"
+#include "server/metrics/gpu_stats.h"
 #include "server/metrics/metrics_config.h"
 #include "server/metrics/metrics_text.h"
 
@@ -22,6 +23,27 @@ static pthread_mutex_t cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static srv_metrics_cpu_t cpu; /* cpu_lock's while sampling; published values any */
 static bool cpu_started;
 static uint64_t cpu_sampled_ns;
+/* NVML, opened at the first call that wants GPU metrics and kept for the
+ * process's life (as the CUDA runtime is); cpu_lock's. */
+static srv_metrics_gpu_t gpu;
+static bool gpu_tried, gpu_on;
+static uint64_t gpu_sampled_ns;
+
+/* Appends the GPU families (none without NVML or a GPU). */
+static void gpu_render(const srv_options_t *o, srv_metrics_buf_t *page) {
+  pthread_mutex_lock(&cpu_lock);
+  uint64_t now = act_now_ns();
+  if (!gpu_tried) {
+    gpu_tried = true;
+    gpu_on = srv_metrics_gpu_init(&gpu);
+    gpu_sampled_ns = now;
+  } else if (gpu_on && now - gpu_sampled_ns >= (uint64_t)o->metrics_interval_ms * 1000000u) {
+    srv_metrics_gpu_sample(&gpu);
+    gpu_sampled_ns = now;
+  }
+  if (gpu_on) srv_metrics_gpu_render(&gpu, page);
+  pthread_mutex_unlock(&cpu_lock);
+}
 
 static const srv_metrics_cpu_t *cpu_sample(const srv_options_t *o) {
   pthread_mutex_lock(&cpu_lock);
@@ -70,6 +92,7 @@ TRITONSERVER_Error *TRITONSERVER_ServerMetrics(TRITONSERVER_Server *server,
       return api_error_from_status(st);
     }
     srv_metrics_render(srv, &cfg, o->allow_cpu_metrics ? cpu_sample(o) : NULL, &page);
+    if (o->allow_gpu_metrics) gpu_render(o, &page);
   }
   srv_embed_leave(e);
   if (page.data == NULL) page.data = srv_strdup(""); /* nothing rendered */

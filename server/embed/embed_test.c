@@ -235,6 +235,9 @@ static void stats_and_metrics_check(TRITONSERVER_Server *s) {
   char *page = strndup(base, size);
   CONTAINS(page, "nv_inference_request_success{model=\"simple\",version=\"1\"} 1");
   CONTAINS(page, "nv_cpu_memory_total_bytes");
+  /* The stand-in NVML (test/nvml_mock, on LD_LIBRARY_PATH) lists GPUs. */
+  CONTAINS(page, "# TYPE nv_gpu_utilization gauge");
+  CONTAINS(page, "nv_gpu_memory_total_bytes{gpu_uuid=\"");
   free(page);
   TRITONSERVER_MetricsDelete(metrics);
   FAILS(TRITONSERVER_ServerMetrics(s, NULL), INVALID_ARG, "metrics");

@@ -1,7 +1,7 @@
 /* GET /metrics (see metrics_endpoint.h). One loop thread serves it, so the
- * CPU sample and the page's buffer need no lock. The CPU utilization is
- * sampled at a scrape when --metrics-interval-ms has passed since the last
- * sample: over that interval, as Triton's is. */
+ * CPU and GPU samples and the page's buffer need no lock. Both are sampled
+ * at a scrape when --metrics-interval-ms has passed since the last sample:
+ * the CPU utilization over that interval, as Triton's is. */
 #include "server/http/metrics_endpoint.h"
 
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "server/http/exchange.h"
 #include "server/http/http_server.h"
 #include "server/metrics/cpu_stats.h"
+#include "server/metrics/gpu_stats.h"
 #include "server/metrics/metrics_config.h"
 #include "server/metrics/metrics_text.h"
 
@@ -21,7 +22,8 @@ struct srv_metrics_endpoint {
   srv_http_t *http;
   srv_metrics_config_t config;
   srv_metrics_cpu_t cpu; /* the loop's */
-  bool cpu_on;
+  srv_metrics_gpu_t gpu; /* the loop's; empty when gpu_on is false */
+  bool cpu_on, gpu_on;
   uint64_t sampled_ns;
 };
 
@@ -42,17 +44,19 @@ static void serve(void *ctx, srv_http_exchange_t *x) {
     srv_http_reply_error(x, 405, "Method Not Allowed");
     return;
   }
-  if (e->cpu_on) {
+  if (e->cpu_on || e->gpu_on) {
     uint64_t now = act_now_ns();
     uint64_t every = (uint64_t)e->srv->options->metrics_interval_ms * 1000000u;
     if (now - e->sampled_ns >= every) {
-      srv_metrics_cpu_sample(&e->cpu);
+      if (e->cpu_on) srv_metrics_cpu_sample(&e->cpu);
+      if (e->gpu_on) srv_metrics_gpu_sample(&e->gpu);
       e->sampled_ns = now;
     }
   }
   srv_metrics_buf_t *page = calloc(1, sizeof *page);
   if (page == NULL) SRV_FATAL("out of memory");
   srv_metrics_render(e->srv, &e->config, e->cpu_on ? &e->cpu : NULL, page);
+  if (e->gpu_on) srv_metrics_gpu_render(&e->gpu, page);
   srv_http_bytes_t part = {page->data != NULL ? page->data : "", page->len};
   srv_http_body_t body = {&part, 1, page_free, page};
   srv_http_reply(x, 200, "text/plain; version=0.0.4; charset=utf-8", &body);
@@ -76,8 +80,10 @@ srv_status_t *srv_metrics_endpoint_start(srv_server_t *srv,
   if (e->cpu_on) {
     srv_metrics_cpu_init(&e->cpu);
     srv_metrics_cpu_sample(&e->cpu);
-    e->sampled_ns = act_now_ns();
   }
+  /* No NVML or no GPU: no GPU families, as tritonserver without DCGM. */
+  e->gpu_on = o->allow_gpu_metrics && srv_metrics_gpu_init(&e->gpu);
+  e->sampled_ns = act_now_ns();
   srv_http_config_t cfg = {
       .name = "metrics",
       .address = o->metrics_address,
@@ -89,6 +95,7 @@ srv_status_t *srv_metrics_endpoint_start(srv_server_t *srv,
   };
   srv_status_t *st = srv_http_start(&cfg, &e->http);
   if (st != NULL) {
+    srv_metrics_gpu_free(&e->gpu);
     free(e);
     return st;
   }
@@ -101,5 +108,6 @@ srv_status_t *srv_metrics_endpoint_start(srv_server_t *srv,
 void srv_metrics_endpoint_stop(srv_metrics_endpoint_t *e) {
   srv_http_close(e->http);
   if (srv_http_wait(e->http, srv_deadline_in_secs(5))) srv_http_free(e->http);
+  srv_metrics_gpu_free(&e->gpu);
   free(e);
 }
