@@ -1,65 +1,25 @@
-/* The request key (key.h). The hash is a small keyed multiply-rotate
- * design with a strong final mix on each lane; it need not be
- * cryptographic: the seed is drawn per process (cache.c), so an outside
- * client cannot aim at a collision it has computed in advance, and two
- * lanes make accidental collisions negligible (2^-128 per pair, where
- * Triton's single 64-bit hash gives 2^-64). */
+/* The request key (key.h). The hash is xxHash's XXH3 with 128 bits out,
+ * seeded per process (cache.c), so an outside client cannot aim at a
+ * collision it has computed in advance. */
 #include "server/cache/key.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const uint64_t K1 = 0x9e3779b97f4a7c15ull, K2 = 0xc2b2ae3d27d4eb4full,
-                      K3 = 0x165667b19e3779f9ull, K4 = 0xd6e8feb86659fd93ull;
-
-static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-/* A bijective avalanche step: every input bit flips about half the output. */
-static inline uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
-static inline void absorb(srv_cache_hasher_t *h, uint64_t w) {
-  h->a = rotl(h->a ^ (w * K1), 31) * K2;
-  h->b = rotl(h->b + (w ^ K3), 27) * K4 + h->a;
-}
+/* Seeds of the input and output part hashes, apart from the whole's. */
+static const uint64_t INPUT_SEED = 0xc2b2ae3d27d4eb4full, OUTPUT_SEED = 0x165667b19e3779f9ull;
 
 void srv_cache_hasher_init(srv_cache_hasher_t *h, uint64_t seed) {
-  *h = (srv_cache_hasher_t){.a = mix(seed ^ K1), .b = mix(seed + K4)};
+  XXH3_128bits_reset_withSeed(&h->state, seed);
 }
 
 void srv_cache_hasher_update(srv_cache_hasher_t *h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  h->len += n;
-  while (n > 0 && h->tail_len != 0) { /* finish the word a previous call began */
-    h->tail |= (uint64_t)*p++ << (8 * h->tail_len);
-    n--;
-    if (++h->tail_len == 8) {
-      absorb(h, h->tail);
-      h->tail = 0;
-      h->tail_len = 0;
-    }
-  }
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8); /* the host's order: keys never leave the process */
-    absorb(h, w);
-  }
-  for (; n > 0; n--) h->tail |= (uint64_t)*p++ << (8 * h->tail_len++);
+  XXH3_128bits_update(&h->state, data, n);
 }
 
 srv_cache_key_t srv_cache_hasher_final(const srv_cache_hasher_t *h) {
-  srv_cache_hasher_t x = *h;
-  /* The tail, then the length: "ab" and "ab\0" differ by the length. */
-  absorb(&x, x.tail);
-  absorb(&x, x.len);
-  uint64_t a = mix(x.a ^ rotl(x.b, 17)), b = mix(x.b + a);
-  return (srv_cache_key_t){.hi = a, .lo = b};
+  XXH128_hash_t d = XXH3_128bits_digest(&h->state);
+  return (srv_cache_key_t){.hi = d.high64, .lo = d.low64};
 }
 
 static void put_u64(srv_cache_hasher_t *h, uint64_t v) {
@@ -77,7 +37,7 @@ static void put_str(srv_cache_hasher_t *h, const char *s) {
 static bool input_hash(uint64_t seed, const struct TRITONBACKEND_Input *in,
                        srv_cache_key_t *out) {
   srv_cache_hasher_t h;
-  srv_cache_hasher_init(&h, seed ^ K2);
+  srv_cache_hasher_init(&h, seed ^ INPUT_SEED);
   put_str(&h, in->name);
   put_u64(&h, (uint64_t)in->datatype);
   put_u64(&h, in->dims_count);
@@ -105,7 +65,7 @@ bool srv_cache_key_of(uint64_t seed, const char *model, int64_t version,
   }
   for (uint32_t i = 0; i < r->output_count; i++) {
     srv_cache_hasher_t h;
-    srv_cache_hasher_init(&h, seed ^ K3);
+    srv_cache_hasher_init(&h, seed ^ OUTPUT_SEED);
     put_str(&h, r->outputs[i]);
     srv_cache_key_t k = srv_cache_hasher_final(&h);
     out_hi += k.hi;

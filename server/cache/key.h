@@ -11,6 +11,9 @@
 
 #include "server/model/request.h"
 
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
 typedef struct {
   uint64_t hi, lo;
 } srv_cache_key_t;
@@ -22,13 +25,10 @@ static inline bool srv_cache_key_eq(const srv_cache_key_t *a, const srv_cache_ke
 /** The key as text, 32 hex digits: how libraries and logs see it. */
 void srv_cache_key_text(const srv_cache_key_t *k, char text[33]);
 
-/** A streaming hash with two 64-bit lanes (128 bits out), keyed by a seed
- *  so that colliding inputs cannot be worked out ahead of time. */
+/** A streaming 128-bit hash keyed by a seed, so that colliding inputs
+ *  cannot be worked out ahead of time: xxHash's XXH3 (libxxhash). */
 typedef struct {
-  uint64_t a, b;
-  uint64_t tail; /* bytes not yet absorbed, little end first */
-  uint32_t tail_len;
-  uint64_t len;
+  XXH3_state_t state;
 } srv_cache_hasher_t;
 
 void srv_cache_hasher_init(srv_cache_hasher_t *h, uint64_t seed);

@@ -19,7 +19,7 @@ jobs=${JOBS:-$(nproc)}
 upb=third_party/upb_src
 # The system libraries server_lib links (third_party/system.BUILD); those a
 # target does not use are dropped (--as-needed).
-libs=(-Wl,--as-needed -lgrpc -lgpr -lck -ljansson -lh2o-evloop -lcrypto -lz -lnuma -ldl -lpthread -lm)
+libs=(-Wl,--as-needed -lgrpc -lgpr -lck -ljansson -lh2o-evloop -lcrypto -lz -lnuma -lxxhash -ldl -lpthread -lm)
 
 mapfile -t targets < <(bazel query --noshow_progress \
   'attr(tags, "fuzz_target", kind(cc_binary, //...))' 2>/dev/null)
