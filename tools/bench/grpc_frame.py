@@ -1,6 +1,7 @@
 """Writes a gRPC-framed ModelInferRequest (1-byte flag, 4-byte big-endian
 length, message) for h2load's -d. Usage:
   grpc_frame.py STUBS_DIR simple OUT           INT32 [1,16] INPUT0/INPUT1
+  grpc_frame.py STUBS_DIR simple_ensemble OUT  the same to simple_ensemble
   grpc_frame.py STUBS_DIR repeat N OUT         repeat_int32 with N elements"""
 
 import struct
@@ -20,8 +21,8 @@ def tensor(req, name, dtype, arr):
 
 def main():
     kind = sys.argv[2]
-    if kind == "simple":
-        req = pb.ModelInferRequest(model_name="simple")
+    if kind in ("simple", "simple_ensemble"):
+        req = pb.ModelInferRequest(model_name=kind)
         for name in ("INPUT0", "INPUT1"):
             tensor(req, name, "INT32", np.arange(16, dtype=np.int32).reshape(1, 16))
         out = sys.argv[3]
