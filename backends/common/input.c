@@ -108,8 +108,10 @@ TRITONSERVER_Error *bk_input_read(TRITONBACKEND_Request *request, const char *na
 }
 
 void bk_input_release(bk_input_t *in) {
-  free(in->gathered);
-  in->gathered = NULL;
+  if (in->gathered != NULL) { /* one-buffer inputs are read in place */
+    free(in->gathered);
+    in->gathered = NULL;
+  }
   in->data = NULL;
 }
 

@@ -154,8 +154,14 @@ TRITONSERVER_Error *TRITONBACKEND_InputBufferAttributes(
 }
 
 void srv_input_release(struct TRITONBACKEND_Input *in) {
-  free(in->staged); /* made for one-buffer inputs in GPU memory only */
-  in->staged = NULL;
-  free(in->attrs);
-  in->attrs = NULL;
+  /* Tested first: nearly every input has neither, and jemalloc's
+   * free(NULL) costs about 40 instructions (two per input per request). */
+  if (in->staged != NULL) { /* made for one-buffer inputs in GPU memory only */
+    free(in->staged);
+    in->staged = NULL;
+  }
+  if (in->attrs != NULL) {
+    free(in->attrs);
+    in->attrs = NULL;
+  }
 }

@@ -19,8 +19,9 @@
 #include "server/trace/trace_request.h"
 
 /* Responses are made on the backend's thread and freed where the owner
- * handles them: a block pool (issue 21). Ensembles make their own
- * (calloc, sized to what they borrow), which `pooled` tells apart. */
+ * handles them: a block pool (issue 21). An ensemble's answer that borrows
+ * more outputs than the inline ones is calloc'd, which `pooled` tells
+ * apart. */
 static srv_block_pool_t response_pool =
     SRV_BLOCK_POOL_INIT(sizeof(TRITONBACKEND_Response), 16, 32);
 
@@ -33,6 +34,31 @@ static TRITONBACKEND_Response *response_new(srv_infer_state_t *state) {
   r->msg.kind = SRV_MSG_INFER_RESPONSE;
   srv_infer_state_ref(state);
   r->state = state;
+  return r;
+}
+
+TRITONBACKEND_Response *srv_response_new_borrowing(srv_infer_state_t *state,
+                                                   uint32_t flags, uint32_t n) {
+  TRITONBACKEND_Response *r;
+  if (n <= SRV_RESPONSE_INLINE_OUTPUTS) {
+    _Static_assert(SRV_RESPONSE_INLINE_OUTPUTS * sizeof(TRITONBACKEND_Response *) <=
+                       SRV_RESPONSE_INLINE_BYTES,
+                   "the lenders of the inline outputs fit the room");
+    r = response_new(state);
+    r->lenders = (TRITONBACKEND_Response **)(void *)r->inline_mem;
+    r->inline_used = n * (uint32_t)sizeof *r->lenders;
+  } else {
+    r = calloc(1, sizeof *r + n * (sizeof *r->outputs + sizeof *r->lenders));
+    if (r == NULL) SRV_FATAL("out of memory");
+    r->outputs = (struct TRITONBACKEND_Output *)(r + 1);
+    r->lenders = (TRITONBACKEND_Response **)(r->outputs + n);
+    r->output_cap = n;
+    r->msg.kind = SRV_MSG_INFER_RESPONSE;
+    srv_infer_state_ref(state);
+    r->state = state;
+  }
+  r->borrows = n != 0;
+  r->flags = flags;
   return r;
 }
 

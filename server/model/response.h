@@ -103,6 +103,12 @@ uint32_t srv_final_flags_take(act_msg_t *msg);
  *  for every response to a frontend before it is sent. Any thread. */
 void srv_response_shm_settle(TRITONBACKEND_Response *r);
 
+/** A response to `state`'s owner with room for n outputs that borrow
+ *  others' memory, and their lenders (an ensemble's answer): from the
+ *  block pool when n fits its inline outputs, else one allocation. */
+TRITONBACKEND_Response *srv_response_new_borrowing(srv_infer_state_t *state,
+                                                   uint32_t flags, uint32_t n);
+
 /** Makes r lendable before anyone borrows from it: its receiver, alone
  *  with it, becomes its first holder. */
 void srv_response_lend_start(TRITONBACKEND_Response *r);
