@@ -112,6 +112,12 @@ void srv_infer_state_unref(srv_infer_state_t *s);
  *  go. The owner's actor. */
 void srv_infer_state_watch_lazily(srv_infer_state_t *s, act_msg_t *ask);
 
+/** Whether s's owner waits to be asked (LAZY, not asked yet). Relaxed: a
+ *  hint for whoever may ask later (the ask itself decides). */
+static inline bool srv_infer_state_watch_lazy(srv_infer_state_t *s) {
+  return atomic_load_explicit(&s->watch, memory_order_relaxed) == SRV_WATCH_LAZY;
+}
+
 /** Asks a LAZY owner, once, to watch: it is worth it now (the request
  *  waited, or a backend polls for cancellation). Nothing for an EAGER
  *  owner, or once asked or ended. Any thread that holds s (a request or

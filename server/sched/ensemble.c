@@ -88,23 +88,9 @@ static void run_send(ens_run_t *run, TRITONBACKEND_Response *r) {
   srv_reorder_route(run->request->state, &r->msg);
 }
 
-/* A response with room for n borrowed outputs and their lenders, in one
- * allocation. */
+/* A response with room for n borrowed outputs and their lenders. */
 static TRITONBACKEND_Response *response_new(ens_run_t *run, uint32_t flags, uint32_t n) {
-  TRITONBACKEND_Response *r =
-      calloc(1, sizeof *r + n * (sizeof *r->outputs + sizeof *r->lenders));
-  if (r == NULL) SRV_FATAL("out of memory");
-  if (n != 0) {
-    r->borrows = true;
-    r->outputs = (struct TRITONBACKEND_Output *)(r + 1);
-    r->lenders = (TRITONBACKEND_Response **)(r->outputs + n);
-    r->output_cap = n;
-  }
-  r->msg.kind = SRV_MSG_INFER_RESPONSE;
-  r->flags = flags;
-  srv_infer_state_ref(run->request->state);
-  r->state = run->request->state;
-  return r;
+  return srv_response_new_borrowing(run->request->state, flags, n);
 }
 
 static void lender_add(TRITONBACKEND_Response *r, TRITONBACKEND_Response *lender) {
@@ -173,6 +159,59 @@ static void run_fail(srv_model_t *m, ens_run_t *run, TRITONSERVER_Error_Code cod
   steps_cancel(m->ens, (ens_frame_t *)((char *)run - offsetof(ens_frame_t, own_run)));
 }
 
+/* ---- lazy watching ---- */
+
+/* A run asks its client's owner to watch for a cancel only once it has run
+ * SRV_WATCH_AFTER_NS, as a queued request does (scheduler.c): a run
+ * answered sooner, nearly all of them, never pays for the watch (a second
+ * gRPC batch per call). Runs whose owner waits to be asked are listed here,
+ * oldest first, and swept by the model's timer. The steps' own models
+ * never ask: a step's state is the ensemble's, which watches its steps. */
+static uint64_t watch_due(const ens_run_t *run) {
+  return run->request->state->request_start_ns + SRV_WATCH_AFTER_NS;
+}
+
+static void unwatched_add(srv_model_t *m, ens_run_t *run) {
+  srv_ensemble_t *e = m->ens;
+  if (!srv_infer_state_watch_lazy(run->request->state)) return;
+  run->unwatched = true;
+  run->unwatched_next = NULL;
+  run->unwatched_prev = e->unwatched_tail;
+  if (e->unwatched_tail != NULL)
+    e->unwatched_tail->unwatched_next = run;
+  else
+    e->unwatched_head = run;
+  e->unwatched_tail = run;
+  srv_scheduler_timer_want(m, watch_due(e->unwatched_head));
+}
+
+static void unwatched_remove(srv_ensemble_t *e, ens_run_t *run) {
+  if (!run->unwatched) return;
+  run->unwatched = false;
+  if (run->unwatched_prev != NULL)
+    run->unwatched_prev->unwatched_next = run->unwatched_next;
+  else
+    e->unwatched_head = run->unwatched_next;
+  if (run->unwatched_next != NULL)
+    run->unwatched_next->unwatched_prev = run->unwatched_prev;
+  else
+    e->unwatched_tail = run->unwatched_prev;
+}
+
+/* Runs arrive nearly in start order (frontend threads race a little), so
+ * the sweep stops at the first run not due; one behind it waits at most
+ * one more sweep. */
+static void unwatched_sweep(srv_model_t *m) {
+  srv_ensemble_t *e = m->ens;
+  uint64_t now = act_now_ns();
+  ens_run_t *run;
+  while ((run = e->unwatched_head) != NULL && watch_due(run) <= now) {
+    unwatched_remove(e, run);
+    srv_request_watch_ask(run->request->state);
+  }
+  if (run != NULL) srv_scheduler_timer_want(m, watch_due(run));
+}
+
 /* ---- the end of a run ---- */
 
 static void run_end(srv_model_t *m, ens_frame_t *root) {
@@ -205,6 +244,7 @@ static void run_end(srv_model_t *m, ens_frame_t *root) {
                           memory_order_relaxed);
   }
   req->ens_run = NULL;
+  unwatched_remove(e, run);
   frame_close(e, root);
   e->runs--;
   TRITONSERVER_Error *err =
@@ -525,6 +565,7 @@ static void run_start(srv_model_t *m, TRITONBACKEND_Request *req) {
   *run = (ens_run_t){.request = req, .model = m};
   req->ens_run = run;
   e->runs++;
+  unwatched_add(m, run);
   /* The ensemble's inputs are tensors 0..n-1, in the config's order. */
   for (uint32_t t = 0; t < e->graph.input_count; t++) root->tensors[t].state = ENS_ABSENT;
   for (uint32_t i = 0; i < req->input_count; i++) {
@@ -563,10 +604,13 @@ static void handle(srv_model_t *m, act_msg_t *msg) {
   srv_ensemble_t *e = m->ens;
   switch (msg->kind) {
     case SRV_MODEL_REQUEST:
-      /* A run spans steps on other models, where no sweep or poll can
-       * reach its owner: a lazy owner watches from now on. */
-      srv_request_watch_ask(((TRITONBACKEND_Request *)msg)->state);
       run_start(m, (TRITONBACKEND_Request *)msg);
+      return;
+    case SRV_MODEL_TIMER:
+      m->timer_at = 0;
+      m->timer_flying = false;
+      unwatched_sweep(m);
+      if (e->stopping && e->runs == 0) srv_scheduler_close(m);
       return;
     case SRV_MODEL_CANCEL:
       run_cancel(m,

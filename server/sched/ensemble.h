@@ -38,6 +38,7 @@ typedef struct srv_ensemble {
   struct ens_frame *pool;   /* frames ready for reuse */
   struct ens_frame *checks; /* frames that may be done, looked at after each message */
   uint32_t runs;            /* runs under way */
+  struct srv_ens_run *unwatched_head, *unwatched_tail; /* oldest first */
   bool stopping;
 } srv_ensemble_t;
 

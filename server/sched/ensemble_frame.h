@@ -45,6 +45,10 @@ typedef struct srv_ens_run {
   srv_model_t *model;
   TRITONSERVER_Error *error; /* the first; the run ends with it */
   bool answered;             /* a response with the outputs went out */
+  /* In the actor's list of runs whose owner watches lazily and was not
+   * asked yet, oldest first (ensemble.c, "lazy watching"). */
+  struct srv_ens_run *unwatched_prev, *unwatched_next;
+  bool unwatched;
 } ens_run_t;
 
 typedef struct ens_frame {

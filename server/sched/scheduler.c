@@ -119,24 +119,16 @@ static void timed_out(void *ctx, TRITONBACKEND_Request *r) {
 
 /* ---- lazy cancellation watching ---- */
 
-/* A request still queued this long after it arrived asks its owner to
- * watch for a client cancel (request.h, SRV_WATCH_LAZY). Longer than the
- * queueing of a saturated server (1024 in flight on `simple`: about 10 ms),
- * so that requests answered at full load never pay for the watch; short
- * enough that a cancelled or expired request leaves the queue well before
- * a slow model would have run it. */
-enum { WATCH_AFTER_NS = 100 * 1000 * 1000 };
-
 static void watch_ask(TRITONBACKEND_Request *r) { srv_request_watch_ask(r->state); }
 
 /* Returns when the next sweep is due (0: the queue is empty). A request is
- * asked between WATCH_AFTER_NS and twice that after its arrival. */
+ * asked between SRV_WATCH_AFTER_NS and twice that after its arrival. */
 static uint64_t watch_sweep(srv_model_t *m, uint64_t now) {
   if (m->queue.count == 0) return m->watch_at = 0;
-  if (m->watch_at == 0) return m->watch_at = now + WATCH_AFTER_NS;
+  if (m->watch_at == 0) return m->watch_at = now + SRV_WATCH_AFTER_NS;
   if (now < m->watch_at) return m->watch_at;
-  uint64_t next = srv_queue_each_arrived_by(&m->queue, now - WATCH_AFTER_NS, watch_ask);
-  return m->watch_at = next != 0 ? next + WATCH_AFTER_NS : now + WATCH_AFTER_NS;
+  uint64_t next = srv_queue_each_arrived_by(&m->queue, now - SRV_WATCH_AFTER_NS, watch_ask);
+  return m->watch_at = next != 0 ? next + SRV_WATCH_AFTER_NS : now + SRV_WATCH_AFTER_NS;
 }
 
 static uint64_t earliest(uint64_t a, uint64_t b) {
