@@ -8,7 +8,11 @@
 #include "actors/runtime_internal.h"
 
 enum {
-  INLINE_CAP = 64,     /* actors kept at most; more go to the workers */
+  /* Actors kept at most; more go to the workers. A run keeps one to three
+   * (call, model, ensemble); the FIFO is thread-local, and
+   * libtritonserver.so's thread-locals must stay small enough for a
+   * dlopen (server/common/block_pool.md, "Cost"). */
+  INLINE_CAP = 32,
   INLINE_TURNS = 256,  /* turns per act_inline_end before handing over */
 };
 

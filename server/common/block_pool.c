@@ -60,8 +60,9 @@ typedef struct {
 
 /* Initial-exec: the server's code lives in libtritonserver.so, where the
  * default model reads a thread-local through __tls_get_addr, a call that
- * would cost as much as the pool saves. The library is loaded with the
- * process (NEEDED), never dlopen'd, so static TLS is there for it. */
+ * would cost as much as the pool saves. A dlopen of the library then needs
+ * its whole TLS block in glibc's static TLS surplus: keep the library's
+ * thread-locals small (block_pool.md, "Cost"; server:dlopen_test). */
 static _Thread_local caches_t tls __attribute__((tls_model("initial-exec")));
 
 /* Registered pools, by slot - 1; written under reg_mu before the slot is

@@ -63,7 +63,10 @@ static bool slurp(const char *path, char *buf, size_t cap) {
 
 /* Relaxed throughout: each value is read alone, and publishes nothing. */
 void srv_metrics_cpu_sample(srv_metrics_cpu_t *c) {
-  static _Thread_local char buf[16384];
+  /* On the stack, not thread-local: libtritonserver.so's thread-locals
+   * must stay small enough to fit the static TLS that a dlopen may use
+   * (common/block_pool.c). The first lines are all we read. */
+  char buf[16384];
   uint64_t busy, total;
   if (slurp("/proc/stat", buf, sizeof buf) && srv_cpu_stat_parse(buf, &busy, &total)) {
     if (c->have_prev) {

@@ -13,10 +13,10 @@
 /* What a slot aligns to, so that two slots never share a line. */
 #define SRV_SLOT_LINE 64u
 
-/* The calling thread's index + 1 (0: none taken yet). Initial-exec:
- * libtritonserver.so is loaded with the process (NEEDED), so the variable
- * sits in static TLS and a read is one %fs-relative load, not a call to
- * __tls_get_addr. */
+/* The calling thread's index + 1 (0: none taken yet). Initial-exec: the
+ * variable sits in static TLS and a read is one %fs-relative load, not a
+ * call to __tls_get_addr (a dlopen of the library needs room for it:
+ * ../common/block_pool.md, "Cost"). */
 extern _Thread_local uint32_t srv_thread_slot_plus1 __attribute__((tls_model("initial-exec")));
 
 /** Takes the calling thread's index (the next one, round robin) and
