@@ -50,7 +50,6 @@ static const srv_metrics_cpu_t *cpu_sample(const srv_options_t *o) {
   uint64_t now = act_now_ns();
   if (!cpu_started) {
     srv_metrics_cpu_init(&cpu);
-    srv_metrics_cpu_sample(&cpu);
     cpu_started = true;
     cpu_sampled_ns = now;
   } else if (now - cpu_sampled_ns >= (uint64_t)o->metrics_interval_ms * 1000000u) {

@@ -77,10 +77,10 @@ srv_status_t *srv_metrics_endpoint_start(srv_server_t *srv,
     }
   }
   e->cpu_on = o->allow_cpu_metrics;
-  if (e->cpu_on) {
-    srv_metrics_cpu_init(&e->cpu);
-    srv_metrics_cpu_sample(&e->cpu);
-  }
+  /* The first sample; the utilization reads 0 until the next, one interval
+   * later (a second sample now would publish the share of a few
+   * microseconds, 0 or 1, for a whole interval). */
+  if (e->cpu_on) srv_metrics_cpu_init(&e->cpu);
   /* No NVML or no GPU: no GPU families, as tritonserver without DCGM. */
   e->gpu_on = o->allow_gpu_metrics && srv_metrics_gpu_init(&e->gpu);
   e->sampled_ns = act_now_ns();

@@ -127,6 +127,16 @@ static void value_f64(srv_metrics_buf_t *b, double v) {
     srv_metrics_buf_printf(b, "%.15g\n", v);
 }
 
+/* key="<v>" into label: v as the shorter of %.15g and %.17g that reads
+ * back as v, so the label names the configured quantile or bucket exactly
+ * (%g keeps 6 digits: a bucket of 1048575 would read 1.04858e+06). */
+static void number_label(char *label, size_t size, const char *key, double v) {
+  char num[32];
+  snprintf(num, sizeof num, "%.15g", v);
+  if (strtod(num, NULL) != v) snprintf(num, sizeof num, "%.17g", v);
+  snprintf(label, size, "%s=\"%s\"", key, num);
+}
+
 /* ---- the model families ---- */
 
 typedef struct {
@@ -340,7 +350,7 @@ static void summary_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_ki
     count_and_sum(b, name, it, k, total);
     for (uint32_t q = 0; q < p->cfg->quantile_count; q++) {
       char label[48];
-      snprintf(label, sizeof label, "quantile=\"%g\"", p->cfg->quantiles[q].quantile);
+      number_label(label, sizeof label, "quantile", p->cfg->quantiles[q].quantile);
       series(b, name, "", it, NULL, label);
       /* prometheus-cpp's summaries say NaN with no observation. */
       value_f64(b, total == 0
@@ -360,7 +370,7 @@ static void histogram_family(srv_metrics_buf_t *b, const page_t *p, srv_latency_
     count_and_sum(b, name, it, k, total);
     for (uint32_t j = 0; j < p->cfg->bucket_count; j++) {
       char label[48];
-      snprintf(label, sizeof label, "le=\"%g\"", p->cfg->buckets[j]);
+      number_label(label, sizeof label, "le", p->cfg->buckets[j]);
       series(b, name, "_bucket", it, NULL, label);
       value_u64(b, srv_hist_count_le(counts, p->cfg->buckets[j]));
     }

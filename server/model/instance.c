@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actors/inline.h"
+#include "actors/timer.h"
 #include "server/api/error.h"
 #include "server/common/host_policy.h"
 #include "server/common/log.h"
@@ -20,10 +21,16 @@
 enum { INSTANCE_EXECUTE = 0x300, INSTANCE_STOP };
 
 /* Triton's rule: when execute fails, the backend has not answered or
- * released the requests, so the server does both. */
+ * released the requests, so the server does both, and counts each as a
+ * failure of the backend (reason BACKEND), as the backend would have with
+ * ReportStatistics(success=false). */
 static void batch_fail(srv_instance_t *inst, TRITONSERVER_Error *err) {
+  uint64_t now = act_now_ns();
   for (uint32_t i = 0; i < inst->batch_count; i++) {
     TRITONBACKEND_Request *r = inst->batch[i];
+    uint64_t start = r->state->request_start_ns;
+    if (!r->seq_padding)
+      srv_stats_fail(&inst->model->stats, SRV_FAIL_BACKEND, now > start ? now - start : 0);
     TRITONBACKEND_Response *response;
     TRITONBACKEND_ResponseNew(&response, r);
     TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, err);

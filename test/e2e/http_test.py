@@ -8,7 +8,6 @@ import gzip
 import http.client
 import json
 import os
-import re
 import socket
 import subprocess
 import tempfile
@@ -19,7 +18,6 @@ import zlib
 
 import numpy as np
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 
 import harness
 
@@ -403,60 +401,6 @@ class HttpBombTest(harness.ServerTestCase):
         self.assertGreaterEqual(r.status_code, 400)
         self.assertIn("--http-max-input-size=100000", r.json()["error"])
         self.assertLess(self.server.rss_mib(), 400)
-
-
-class MetricsEndpointTest(harness.ServerTestCase):
-    """GET /metrics on its own port, parsed by prometheus_client's parser,
-    against ModelStatistics after known traffic."""
-    ARGS = ("--allow-metrics=true", "--metrics-address=127.0.0.1", "--metrics-port=0",
-            "--metrics-config=summary_latencies=true")
-
-    def scrape(self):
-        r = requests.get("http://127.0.0.1:%d/metrics" % self.metrics_port, timeout=10)
-        self.assertEqual(r.status_code, 200)
-        self.assertTrue(r.headers["Content-Type"].startswith("text/plain"))
-        samples = {}
-        for family in text_string_to_metric_families(r.text):
-            for smp in family.samples:
-                # The parser names counter samples <family>_total.
-                name = family.name if family.type == "counter" else smp.name
-                samples[(name, tuple(sorted(smp.labels.items())))] = smp.value
-        return samples
-
-    @property
-    def metrics_port(self):
-        m = re.search(r"Started Metrics Service at \S+:(\d+)", self.server.text())
-        return int(m.group(1))
-
-    def test_counts_match_statistics(self):
-        def stats():
-            return self.stub.ModelStatistics(harness.grpc_service_pb2.ModelStatisticsRequest(
-                name="simple")).model_stats[0]
-
-        before = stats().inference_stats.success.count
-        for _ in range(25):
-            self.stub.ModelInfer(harness.simple_request())
-        # The backend reports a request's statistics after its response.
-        deadline = time.time() + 10
-        while stats().inference_stats.success.count < before + 25 and time.time() < deadline:
-            time.sleep(0.01)
-        stats = stats()
-        samples = self.scrape()
-        labels = (("model", "simple"), ("version", "1"))
-        self.assertEqual(samples[("nv_inference_request_success", labels)],
-                         stats.inference_stats.success.count)
-        self.assertEqual(samples[("nv_inference_count", labels)], stats.inference_count)
-        self.assertEqual(samples[("nv_inference_exec_count", labels)],
-                         stats.execution_count)
-        self.assertGreaterEqual(stats.inference_stats.success.count, 25)
-        self.assertIn(("nv_cpu_utilization", ()), samples)
-        self.assertGreater(samples[("nv_cpu_memory_total_bytes", ())], 0)
-        self.assertTrue(any(k[0] == "nv_inference_request_summary_us_count" for k in samples))
-
-    def test_other_paths(self):
-        base = "http://127.0.0.1:%d" % self.metrics_port
-        self.assertEqual(requests.get(base + "/v2/health/live", timeout=10).status_code, 404)
-        self.assertEqual(requests.post(base + "/metrics", timeout=10).status_code, 405)
 
 
 class HttpViewsTest(harness.ServerTestCase):

@@ -22,6 +22,7 @@
 #include "backends/common/passthrough.h"
 #include "backends/common/simple_backend.h"
 #include "test/backends/recorder/batch.h"
+#include "test/backends/recorder/metrics.h"
 #include "test/backends/recorder/plan.h"
 #include "test/backends/recorder/record.h"
 
@@ -37,6 +38,7 @@ typedef struct {
 typedef struct {
   bk_model_config_t cfg; /* owns plan's strings */
   rec_plan_t plan;
+  rec_metrics_t metrics; /* made with metric_tag only */
   char *path;
   char who[160]; /* "model=m version=1", for lines and errors */
 } rec_model_t;
@@ -137,6 +139,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *back
 /* ---- models -------------------------------------------------------------- */
 
 static void model_free(rec_model_t *m) {
+  rec_metrics_free(&m->metrics);
   bk_model_config_free(&m->cfg);
   free(m->path);
   free(m);
@@ -157,7 +160,7 @@ static TRITONSERVER_Error *model_read(TRITONBACKEND_Model *model, rec_model_t *m
     return bk_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': %s", name, why);
   }
   m->path = rec_path_resolve(m->plan.record_file);
-  return NULL;
+  return rec_metrics_init(&m->metrics, name, bk_model_config_param(&m->cfg, "metric_tag"));
 }
 
 static rec_backend_t *backend_of(TRITONBACKEND_Model *model) {
@@ -261,6 +264,7 @@ static TRITONSERVER_Error *respond(void *ctx, TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response,
                                    uint64_t *batch_size) {
   rec_model_t *m = ctx;
+  rec_metrics_request(&m->metrics);
   BK_RETURN_IF_ERROR(rec_plan_enter(&m->plan, REC_REQUEST, m->who));
   BK_RETURN_IF_ERROR(bk_passthrough_respond(&m->cfg, request, response, batch_size));
   *batch_size = rec_batch_request_size(request, m->cfg.max_batch_size);
@@ -324,6 +328,7 @@ BK_EXPORT TRITONSERVER_Error *TRITONBACKEND_ModelInstanceExecute(
   rec_batch_describe(requests, request_count, m->cfg.max_batch_size, desc, sizeof desc);
   rec_append(m->path, "execute_start %s requests=%" PRIu32 " t_ns=%" PRIu64 " tid=%ld %s",
              in->who, request_count, bk_now_ns(), rec_tid(), desc);
+  rec_metrics_batch(&m->metrics, request_count);
   uint64_t input_ms =
       m->plan.delay_from_input ? rec_batch_input_delay_ms(requests, request_count) : 0;
   TRITONSERVER_Error *err = NULL;
