@@ -70,25 +70,22 @@ static uint64_t best_untaken(TRITONSERVER_DataType t, const unsigned char *base,
  * with %f. */
 static int score_print(char *s, size_t n, TRITONSERVER_DataType t,
                        const unsigned char *base, uint64_t idx) {
-  srv_json_scalar_t v = srv_json_scalar_at(t, base, idx);
+  /* The element's bytes, zero-extended: an unsigned value as it is, a
+   * signed one once its sign bit is extended. */
+  uint64_t u = srv_json_scalar_at(t, base, idx).u64;
+  uint64_t sign = 1ULL << (8 * api_datatype_byte_size(t) - 1);
   unsigned long long ix = (unsigned long long)idx;
   switch (t) {
     case TRITONSERVER_TYPE_INT8:
-      return snprintf(s, n, "%d:%llu", v.i8, ix);
     case TRITONSERVER_TYPE_INT16:
-      return snprintf(s, n, "%d:%llu", v.i16, ix);
     case TRITONSERVER_TYPE_INT32:
-      return snprintf(s, n, "%d:%llu", v.i32, ix);
     case TRITONSERVER_TYPE_INT64:
-      return snprintf(s, n, "%lld:%llu", (long long)v.i64, ix);
+      return snprintf(s, n, "%lld:%llu", (long long)((u ^ sign) - sign), ix);
     case TRITONSERVER_TYPE_UINT8:
-      return snprintf(s, n, "%u:%llu", v.u8, ix);
     case TRITONSERVER_TYPE_UINT16:
-      return snprintf(s, n, "%u:%llu", v.u16, ix);
     case TRITONSERVER_TYPE_UINT32:
-      return snprintf(s, n, "%u:%llu", v.u32, ix);
     case TRITONSERVER_TYPE_UINT64:
-      return snprintf(s, n, "%llu:%llu", (unsigned long long)v.u64, ix);
+      return snprintf(s, n, "%llu:%llu", (unsigned long long)u, ix);
     default: {
       double d = value_at(t, base, idx);
       return snprintf(s, n, fabs(d) < 1e15 ? "%f:%llu" : "%g:%llu", d, ix);
