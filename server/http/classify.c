@@ -61,17 +61,45 @@ static uint64_t best_untaken(TRITONSERVER_DataType t, const unsigned char *base,
 }
 
 /* Longest "score:index" string: %f below 1e15 (at most 24 characters), %g
- * above (Triton prints %f; past 1e15 the digits only say "huge"), a colon
- * and a 64-bit index. */
+ * above (Triton prints %f; past 1e15 the digits only say "huge"), a 64-bit
+ * integer (20), a colon and a 64-bit index. */
 #define CLASS_STR_MAX 64
 
-/* One "score:index" string, or "score:index:label" when the output has a
- * label for idx, appended at *at (room checked by the caller). */
-static void class_put(unsigned char *buf, uint64_t *at, double v, uint64_t idx,
-                      const char *label) {
+/* "score:idx" for element idx, its score as Triton's std::to_string of
+ * the element's own type prints it: integers as integers, FP32 and FP64
+ * with %f. */
+static int score_print(char *s, size_t n, TRITONSERVER_DataType t,
+                       const unsigned char *base, uint64_t idx) {
+  /* The element's bytes, zero-extended: an unsigned value as it is, a
+   * signed one once its sign bit is extended. */
+  uint64_t u = srv_json_scalar_at(t, base, idx).u64;
+  uint64_t sign = 1ULL << (8 * api_datatype_byte_size(t) - 1);
+  unsigned long long ix = (unsigned long long)idx;
+  switch (t) {
+    case TRITONSERVER_TYPE_INT8:
+    case TRITONSERVER_TYPE_INT16:
+    case TRITONSERVER_TYPE_INT32:
+    case TRITONSERVER_TYPE_INT64:
+      return snprintf(s, n, "%lld:%llu", (long long)((u ^ sign) - sign), ix);
+    case TRITONSERVER_TYPE_UINT8:
+    case TRITONSERVER_TYPE_UINT16:
+    case TRITONSERVER_TYPE_UINT32:
+    case TRITONSERVER_TYPE_UINT64:
+      return snprintf(s, n, "%llu:%llu", (unsigned long long)u, ix);
+    default: {
+      double d = value_at(t, base, idx);
+      return snprintf(s, n, fabs(d) < 1e15 ? "%f:%llu" : "%g:%llu", d, ix);
+    }
+  }
+}
+
+/* One "score:index" string for element idx of the entry at base, or
+ * "score:index:label" when the output has a label for idx, appended at *at
+ * (room checked by the caller). */
+static void class_put(unsigned char *buf, uint64_t *at, TRITONSERVER_DataType t,
+                      const unsigned char *base, uint64_t idx, const char *label) {
   char s[CLASS_STR_MAX];
-  int len = snprintf(s, sizeof s, fabs(v) < 1e15 ? "%f:%llu" : "%g:%llu", v,
-                     (unsigned long long)idx);
+  int len = score_print(s, sizeof s, t, base, idx);
   uint32_t l = len < 0 ? 0 : (uint32_t)len;
   size_t ll = label != NULL ? strlen(label) : 0;
   uint32_t total = l + (label != NULL ? 1 + (uint32_t)ll : 0);
@@ -119,7 +147,7 @@ srv_status_t *srv_classify(const struct TRITONBACKEND_Output *o, bool batched, u
       taken[idx] = 1;
       const char *label =
           spec != NULL && idx < spec->label_count ? spec->labels[idx] : NULL;
-      class_put(buf, &at, value_at(o->datatype, base, idx), idx, label);
+      class_put(buf, &at, o->datatype, base, idx, label);
     }
   }
   out->bytes.base = buf;

@@ -1,7 +1,7 @@
 /* Triton's classification extension for the HTTP frontend: an output's
- * top-k entries per batch entry as BYTES strings "score:index" (Triton's
- * format, "score:index:label" once label files are read: not yet). Pure
- * functions: any thread. */
+ * top-k entries per batch entry as BYTES strings "score:index", or
+ * "score:index:label" where the output's labels name the class (Triton's
+ * format). Pure functions: any thread. */
 #ifndef NEREID_SERVER_HTTP_CLASSIFY_H
 #define NEREID_SERVER_HTTP_CLASSIFY_H
 

@@ -737,6 +737,34 @@ static void test_classification(void) {
   CHECK_EQ_U64(out.part_count, 1);
   CHECK_EQ_U64(out.parts[0].size, 8 * (4 + 10));
   upb_Arena_Free(a);
+  /* Integer outputs print as integers (Triton's std::to_string). */
+  static int32_t ints[] = {3, 9, -2, 7, -8, -6, -9, -7};
+  o = (struct TRITONBACKEND_Output){"OUTPUT0",   TRITONSERVER_TYPE_INT32, shape, 2, ints,
+                                    sizeof ints, .in_place = false};
+  resp = response_of(&o, 1);
+  opt = (srv_http_output_opt_t){.class_count = 2};
+  a = upb_Arena_New();
+  st = srv_http_infer_encode(&simple_d, &req, &opts, &resp, a, &out);
+  REQUIRE(st == NULL);
+  CHECK(strstr(out.json, "\"data\":[\"9:1\",\"7:3\",\"-6:1\",\"-7:3\"]") != NULL);
+  upb_Arena_Free(a);
+  static int8_t i8[] = {-128, 127, -1, 0, -3, -2, -100, -50};
+  static uint64_t u64[] = {1, UINT64_MAX, 0, 2, 7, 8, 9, 10};
+  o = (struct TRITONBACKEND_Output){"OUTPUT0", TRITONSERVER_TYPE_INT8, shape, 2, i8,
+                                    sizeof i8, .in_place = false};
+  resp = response_of(&o, 1);
+  opt.class_count = 1;
+  a = upb_Arena_New();
+  st = srv_http_infer_encode(&simple_d, &req, &opts, &resp, a, &out);
+  REQUIRE(st == NULL);
+  CHECK(strstr(out.json, "\"data\":[\"127:1\",\"-2:1\"]") != NULL);
+  o = (struct TRITONBACKEND_Output){"OUTPUT0",  TRITONSERVER_TYPE_UINT64, shape, 2, u64,
+                                    sizeof u64, .in_place = false};
+  resp = response_of(&o, 1);
+  st = srv_http_infer_encode(&simple_d, &req, &opts, &resp, a, &out);
+  REQUIRE(st == NULL);
+  CHECK(strstr(out.json, "\"data\":[\"18446744073709551615:1\",\"10:3\"]") != NULL);
+  upb_Arena_Free(a);
   static char strs[] = "\x01\0\0\0a";
   static int64_t one[] = {1};
   o = (struct TRITONBACKEND_Output){"STR", TRITONSERVER_TYPE_BYTES, one, 1, strs,
