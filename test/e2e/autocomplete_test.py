@@ -178,8 +178,14 @@ class Completed(AutoCompleteCase):
         for t in threads:
             t.join()
         self.assertEqual(results, [[i, i] for i in range(4)])
-        s = self.stub.ModelStatistics(pb.ModelStatisticsRequest(name="complete_me"))
-        stats = s.model_stats[0]
+
+        def stats():
+            req = pb.ModelStatisticsRequest(name="complete_me")
+            return self.stub.ModelStatistics(req).model_stats[0]
+
+        # The backend reports its statistics after it sends the responses.
+        harness.wait_until(lambda: stats().inference_count >= 4, timeout=10)
+        stats = stats()
         self.assertEqual(stats.inference_count, 4)
         self.assertLess(stats.execution_count, 4)
 

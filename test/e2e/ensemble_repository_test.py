@@ -101,13 +101,7 @@ def simple_request(model):
     return harness.infer_request(model, [("INPUT0", "INT32", a), ("INPUT1", "INT32", b)]), a, b
 
 
-def wait_until(pred, timeout=30):
-    deadline = time.monotonic() + timeout * harness.SLOW
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+wait_until = harness.wait_until
 
 
 class EnsembleTest(unittest.TestCase):

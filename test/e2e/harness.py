@@ -231,6 +231,17 @@ SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                      "WARNING: ThreadSanitizer", "runtime error:")
 
 
+def wait_until(pred, timeout=30):
+    """Whether pred() turns true within `timeout` (scaled) seconds. For what
+    the server records after its answer is out (statistics, log lines)."""
+    deadline = time.monotonic() + timeout * SLOW
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def stop_clean(server):
     """SIGINT: exit code 0, and no sanitizer report in the log."""
     code = server.stop(sig=signal.SIGINT, timeout=60)
