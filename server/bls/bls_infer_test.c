@@ -150,20 +150,11 @@ static void test_decoupled(void) {
   for (uint32_t i = 0; i < 3; i++) {
     CHECK_EQ_U64(c.flags[i], 0);
     REQUIRE(c.resp[i] != NULL);
-    const char *name;
-    TRITONSERVER_DataType dt;
-    const int64_t *shape;
-    uint64_t dims;
-    const void *base;
-    size_t size;
-    TRITONSERVER_MemoryType mt;
-    int64_t mt_id;
-    void *userp;
-    OK(TRITONSERVER_InferenceResponseOutput(c.resp[i], 0, &name, &dt, &shape, &dims,
-                                            &base, &size, &mt, &mt_id, &userp));
-    CHECK_STREQ(name, "OUT");
-    REQUIRE(size == 4);
-    CHECK(*(const int32_t *)base == in[i]);
+    blt_output_t o;
+    blt_output_get(c.resp[i], 0, &o);
+    CHECK_STREQ(o.name, "OUT");
+    REQUIRE(o.size == 4);
+    CHECK(*(const int32_t *)o.base == in[i]);
   }
   CHECK(c.resp[3] == NULL && c.flags[3] == FINAL);
   blt_call_free(&c);

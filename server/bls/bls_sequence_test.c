@@ -38,18 +38,9 @@ static void sequence_run(uint64_t id, const char *id_string, uint32_t flags,
   REQUIRE(blt_call_wait(&c));
   TRITONSERVER_InferenceResponse *resp = c.resp[0];
   if (resp != NULL && TRITONSERVER_InferenceResponseError(resp) == NULL) {
-    const char *name;
-    TRITONSERVER_DataType dt;
-    const int64_t *oshape;
-    uint64_t dims;
-    const void *base;
-    size_t size;
-    TRITONSERVER_MemoryType mt;
-    int64_t mt_id;
-    void *userp;
-    OK(TRITONSERVER_InferenceResponseOutput(resp, 0, &name, &dt, &oshape, &dims, &base,
-                                            &size, &mt, &mt_id, &userp));
-    if (size == 4) memcpy(out, base, 4);
+    blt_output_t o;
+    blt_output_get(resp, 0, &o);
+    if (o.size == 4) memcpy(out, o.base, 4);
   }
   blt_call_free(&c);
 }

@@ -163,26 +163,25 @@ TRITONSERVER_InferenceRequest *blt_simple_request(blt_call_t *c, const char *id)
   return r;
 }
 
+void blt_output_get(TRITONSERVER_InferenceResponse *resp, uint32_t index,
+                    blt_output_t *o) {
+  OK(TRITONSERVER_InferenceResponseOutput(resp, index, &o->name, &o->datatype, &o->shape,
+                                          &o->dims, &o->base, &o->size, &o->memory_type,
+                                          &o->memory_type_id, &o->userp));
+}
+
 /* Checks one output of a `simple` response: the sum or the difference. */
 void blt_output_check(TRITONSERVER_InferenceResponse *resp, uint32_t index,
                       const char *want_name, const blt_call_t *c, bool sub) {
-  const char *name;
-  TRITONSERVER_DataType dt;
-  const int64_t *shape;
-  uint64_t dims;
-  const void *base;
-  size_t size;
-  TRITONSERVER_MemoryType mt;
-  int64_t mt_id;
-  void *userp;
-  OK(TRITONSERVER_InferenceResponseOutput(resp, index, &name, &dt, &shape, &dims, &base,
-                                          &size, &mt, &mt_id, &userp));
-  CHECK_STREQ(name, want_name);
-  CHECK_STREQ((const char *)userp, want_name); /* the allocator's tag came back */
-  CHECK(dt == TRITONSERVER_TYPE_INT32 && mt == TRITONSERVER_MEMORY_CPU);
-  CHECK(dims == 2 && shape[0] == 1 && shape[1] == 16);
-  REQUIRE(size == 64 && base != NULL);
-  const int32_t *v = base;
+  blt_output_t o;
+  blt_output_get(resp, index, &o);
+  CHECK_STREQ(o.name, want_name);
+  CHECK_STREQ((const char *)o.userp, want_name); /* the allocator's tag came back */
+  CHECK(o.datatype == TRITONSERVER_TYPE_INT32 &&
+        o.memory_type == TRITONSERVER_MEMORY_CPU);
+  CHECK(o.dims == 2 && o.shape[0] == 1 && o.shape[1] == 16);
+  REQUIRE(o.size == 64 && o.base != NULL);
+  const int32_t *v = o.base;
   for (int i = 0; i < 16; i++)
     CHECK(v[i] == (sub ? c->in0[i] - c->in1[i] : c->in0[i] + c->in1[i]));
 }

@@ -82,6 +82,24 @@ void blt_call_free(blt_call_t *c);
  *  two pieces, so that the backend sees two buffers. */
 TRITONSERVER_InferenceRequest *blt_simple_request(blt_call_t *c, const char *id);
 
+/** One output of a response, as TRITONSERVER_InferenceResponseOutput
+ *  gives it. */
+typedef struct {
+  const char *name;
+  TRITONSERVER_DataType datatype;
+  const int64_t *shape;
+  uint64_t dims;
+  const void *base;
+  size_t size;
+  TRITONSERVER_MemoryType memory_type;
+  int64_t memory_type_id;
+  void *userp; /* the allocator's buffer_userp */
+} blt_output_t;
+
+/** Output `index` of resp into *o (a failed check when it has none). */
+void blt_output_get(TRITONSERVER_InferenceResponse *resp, uint32_t index,
+                    blt_output_t *o);
+
 /** Checks one output of a `simple` response: the sum or the difference. */
 void blt_output_check(TRITONSERVER_InferenceResponse *resp, uint32_t index,
                       const char *want_name, const blt_call_t *c, bool sub);
