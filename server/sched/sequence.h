@@ -1,10 +1,11 @@
 /* The sequence batcher: the scheduler of models with `sequence_batching`
  * (stateful models). See sequence.md for the protocol.
  *
- * Two kinds of actor share the work. The model actor (sequence.c) routes
- * each request by its correlation ID to the sequence slot that holds its
- * sequence, keeps the backlog of sequences waiting for a slot, reaps idle
- * sequences and forms batches for idle instances. Each sequence slot is an
+ * Two kinds of actor share the work. The model actor (sequence.c,
+ * sequence_route.c, sequence_batch.c) routes each request by its
+ * correlation ID to the sequence slot that holds its sequence, keeps the
+ * backlog of sequences waiting for a slot, reaps idle sequences and forms
+ * batches for idle instances. Each sequence slot is an
  * actor of its own (sequence_slot.c), bound to one batch slot of one
  * instance: it holds the requests of its sequence in order, lends them out
  * one at a time with their control inputs and implicit state added, gets
