@@ -109,14 +109,24 @@ static bool taken(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Ou
   return !r->lent && !r->borrows && o->byte_size >= SRV_INFER_SLICE_MIN;
 }
 
-/* Which of r's outputs the request asked for, once per reply (in a). */
-static bool *wanted(const TRITONBACKEND_Request *request, const TRITONBACKEND_Response *r,
-                    upb_Arena *a) {
-  bool *want = upb_Arena_Malloc(a, r->output_count ? r->output_count : 1);
-  if (want == NULL) SRV_FATAL("out of memory");
+/* Per output of r: whether the request asked for it and, for a head
+ * written by hand, its sizes on the wire, measured once. */
+typedef struct {
+  bool want;
+  const char *dt;
+  size_t name_len, dt_len;
+  size_t packed; /* the shape's varints */
+  size_t len;    /* the InferOutputTensor message */
+} plan_t;
+
+/* The plan with only `want` set, once per reply (in a). */
+static plan_t *wanted(const TRITONBACKEND_Request *request, const TRITONBACKEND_Response *r,
+                      upb_Arena *a) {
+  plan_t *plan = upb_Arena_Malloc(a, (r->output_count ? r->output_count : 1) * sizeof *plan);
+  if (plan == NULL) SRV_FATAL("out of memory");
   for (uint32_t i = 0; i < r->output_count; i++)
-    want[i] = requested(request, r->outputs[i].name);
-  return want;
+    plan[i] = (plan_t){.want = requested(request, r->outputs[i].name)};
+  return plan;
 }
 
 /* The slice array and the run, sized for a head of head_len bytes. */
@@ -135,71 +145,67 @@ static void gather_start(gather_t *g, size_t head_len, const TRITONBACKEND_Respo
 }
 
 static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
-                                        const bool *want);
+                                        const plan_t *plan);
 
 /* The head written by hand: what srv_infer_response_encode builds and upb
  * serializes when the response has no parameters (model_name, model_version,
  * id, then each requested output's name, datatype and packed shape), byte
  * for byte as upb writes it: fields in number order, empty strings and
  * empty shapes left out as proto3 has them (infer_slices_test compares the
- * two). Building the message and encoding it was about 2,600 instructions
- * per `simple` reply, this a few hundred. With p NULL it only counts. */
-typedef struct {
-  unsigned char *p;
-  size_t n;
-} sink_t;
-
-static void sink_varint(sink_t *s, uint64_t v) {
-  if (s->p == NULL) {
-    s->n += varint_len(v);
-    return;
-  }
+ * two). Building the message and encoding it with upb was about 2,600
+ * instructions per `simple` reply. Sizes are measured first (the plan),
+ * then the bytes written once, straight into the run. */
+static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
   while (v >= 0x80) {
-    s->p[s->n++] = (unsigned char)(v | 0x80);
+    *p++ = (unsigned char)(v | 0x80);
     v >>= 7;
   }
-  s->p[s->n++] = (unsigned char)v;
+  *p++ = (unsigned char)v;
+  return p;
 }
 
-static void sink_field(sink_t *s, uint32_t field, const char *str) {
-  size_t len = str != NULL ? strlen(str) : 0;
-  if (len == 0) return;
-  sink_varint(s, (field << 3) | 2u);
-  sink_varint(s, len);
-  if (s->p != NULL) memcpy(s->p + s->n, str, len);
-  s->n += len;
+/* A string field's bytes on the wire: none when empty. */
+static inline size_t string_len(size_t len) { return len ? 1 + varint_len(len) + len : 0; }
+
+static inline unsigned char *put_string(unsigned char *p, uint32_t field, const char *str,
+                                        size_t len) {
+  if (len == 0) return p;
+  *p++ = (unsigned char)((field << 3) | 2u);
+  p = put_varint(p, len);
+  memcpy(p, str, len);
+  return p + len;
 }
 
-/* A string field's size on the wire (0 when left out). */
-static size_t field_len(const char *str) {
-  size_t len = str != NULL ? strlen(str) : 0;
-  return len ? 1 + varint_len(len) + len : 0;
+/* The outputs' part of the plan; returns their bytes in the head. */
+static size_t plan_outputs(plan_t *plan, const TRITONBACKEND_Response *r) {
+  size_t total = 0;
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    plan_t *p = &plan[i];
+    if (!p->want) continue;
+    const struct TRITONBACKEND_Output *o = &r->outputs[i];
+    p->dt = api_datatype_protocol_name(o->datatype);
+    p->dt_len = p->dt != NULL ? strlen(p->dt) : 0;
+    p->name_len = o->name != NULL ? strlen(o->name) : 0;
+    p->packed = 0;
+    for (uint32_t d = 0; d < o->dims_count; d++) p->packed += varint_len((uint64_t)o->shape[d]);
+    p->len = string_len(p->name_len) + string_len(p->dt_len) +
+             (o->dims_count ? 1 + varint_len(p->packed) + p->packed : 0);
+    total += 1 + varint_len(p->len) + p->len; /* outputs, field 5 */
+  }
+  return total;
 }
 
-static void sink_output(sink_t *s, const struct TRITONBACKEND_Output *o) {
-  const char *dt = api_datatype_protocol_name(o->datatype);
-  size_t packed = 0;
-  for (uint32_t d = 0; d < o->dims_count; d++) packed += varint_len((uint64_t)o->shape[d]);
-  size_t len = field_len(o->name) + field_len(dt) +
-               (o->dims_count ? 1 + varint_len(packed) + packed : 0);
-  sink_varint(s, (5u << 3) | 2u); /* outputs */
-  sink_varint(s, len);
-  sink_field(s, 1, o->name);
-  sink_field(s, 2, dt);
-  if (o->dims_count == 0) return;
-  sink_varint(s, (3u << 3) | 2u); /* shape, packed */
-  sink_varint(s, packed);
-  for (uint32_t d = 0; d < o->dims_count; d++) sink_varint(s, (uint64_t)o->shape[d]);
-}
-
-static void sink_head(sink_t *s, const srv_model_desc_t *d,
-                      const TRITONBACKEND_Request *request, const TRITONBACKEND_Response *r,
-                      const bool *want) {
-  sink_field(s, 1, d->name);
-  sink_field(s, 2, d->version_string);
-  sink_field(s, 3, request->id);
-  for (uint32_t i = 0; i < r->output_count; i++)
-    if (want[i]) sink_output(s, &r->outputs[i]);
+static unsigned char *put_output(unsigned char *p, const plan_t *plan,
+                                 const struct TRITONBACKEND_Output *o) {
+  *p++ = (5u << 3) | 2u; /* outputs */
+  p = put_varint(p, plan->len);
+  p = put_string(p, 1, o->name, plan->name_len);
+  p = put_string(p, 2, plan->dt, plan->dt_len);
+  if (o->dims_count == 0) return p;
+  *p++ = (3u << 3) | 2u; /* shape, packed */
+  p = put_varint(p, plan->packed);
+  for (uint32_t d = 0; d < o->dims_count; d++) p = put_varint(p, (uint64_t)o->shape[d]);
+  return p;
 }
 
 grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
@@ -210,15 +216,23 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
                                            request, r, a);
   srv_model_desc_t d;
   srv_model_describe(m, &d);
-  bool *want = wanted(request, r, a);
-  sink_t s = {.p = NULL, .n = 0};
-  sink_head(&s, &d, request, r, want);
+  size_t name_len = strlen(d.name), version_len = strlen(d.version_string);
+  size_t id_len = request->id != NULL ? strlen(request->id) : 0;
+  plan_t *plan = wanted(request, r, a);
+  size_t head_len = string_len(name_len) + string_len(version_len) + string_len(id_len) +
+                    plan_outputs(plan, r);
   gather_t g;
-  gather_start(&g, s.n, r, a);
-  s = (sink_t){.p = GRPC_SLICE_START_PTR(g.run), .n = 0};
-  sink_head(&s, &d, request, r, want);
-  g.run_len = s.n;
-  return gather_outputs(&g, r, want);
+  gather_start(&g, head_len, r, a);
+  unsigned char *p = GRPC_SLICE_START_PTR(g.run);
+  p = put_string(p, 1, d.name, name_len);
+  p = put_string(p, 2, d.version_string, version_len);
+  p = put_string(p, 3, request->id, id_len);
+  for (uint32_t i = 0; i < r->output_count; i++)
+    if (plan[i].want) p = put_output(p, &plan[i], &r->outputs[i]);
+  g.run_len = (size_t)(p - GRPC_SLICE_START_PTR(g.run));
+  if (g.run_len != head_len) SRV_FATAL("reply head: %zu bytes planned, %zu written", head_len,
+                                       g.run_len);
+  return gather_outputs(&g, r, plan);
 }
 
 grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *resp,
@@ -230,13 +244,13 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
   size_t head_len;
   char *head = inference_ModelInferResponse_serialize(resp, a, &head_len);
   if (head == NULL) SRV_FATAL("out of memory");
-  bool *want = wanted(request, r, a);
+  plan_t *plan = wanted(request, r, a);
   gather_t g;
   gather_start(&g, head_len, r, a);
   if (field != 0) { /* the reply nested in an outer message's field */
     size_t inner = head_len;
     for (uint32_t i = 0; i < r->output_count; i++) {
-      if (!want[i]) continue;
+      if (!plan[i].want) continue;
       size_t len = wire_len(r, &r->outputs[i]);
       inner += varint_len(RAW_OUTPUT_TAG) + varint_len(len) + len;
     }
@@ -244,16 +258,16 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
     run_varint(&g, inner);
   }
   run_put(&g, head, head_len);
-  return gather_outputs(&g, r, want);
+  return gather_outputs(&g, r, plan);
 }
 
 /* After the head: each requested output's raw_output_contents entry, copied
  * into the run or, when taken, as a slice of its own; then the byte buffer. */
 static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
-                                        const bool *want) {
+                                        const plan_t *plan) {
   for (uint32_t i = 0; i < r->output_count; i++) {
     struct TRITONBACKEND_Output *o = &r->outputs[i];
-    if (!want[i]) continue;
+    if (!plan[i].want) continue;
     size_t len = wire_len(r, o);
     run_varint(g, RAW_OUTPUT_TAG);
     run_varint(g, len);
