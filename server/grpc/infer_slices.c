@@ -56,22 +56,27 @@ static void run_flush(gather_t *g) {
   g->run_len = 0;
 }
 
+/* A varint at p (room for 10 bytes); returns the byte after it. */
+static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (unsigned char)v;
+  return p;
+}
+
+/* Written in place: gather_start sized the run for every varint. */
+static void run_varint(gather_t *g, uint64_t v) {
+  unsigned char *at = GRPC_SLICE_START_PTR(g->run) + g->run_start + g->run_len;
+  g->run_len += (size_t)(put_varint(at, v) - at);
+}
+
 static void run_put(gather_t *g, const void *p, size_t n) {
   memcpy(GRPC_SLICE_START_PTR(g->run) + g->run_start + g->run_len, p, n);
   g->run_len += n;
 }
 
-static void run_varint(gather_t *g, uint64_t v) {
-  unsigned char b[10];
-  size_t n = 0;
-  do {
-    b[n] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v != 0) b[n] |= 0x80;
-    n++;
-  } while (v != 0);
-  run_put(g, b, n);
-}
 
 /* An output buffer taken out of its response for a slice: gRPC frees it,
  * on a thread of its own, once written. The slice owns the buffer alone
@@ -155,14 +160,6 @@ static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
  * two). Building the message and encoding it with upb was about 2,600
  * instructions per `simple` reply. Sizes are measured first (the plan),
  * then the bytes written once, straight into the run. */
-static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (unsigned char)v;
-  return p;
-}
 
 /* A string field's bytes on the wire: none when empty. */
 static inline size_t string_len(size_t len) { return len ? 1 + varint_len(len) + len : 0; }
