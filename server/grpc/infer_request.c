@@ -98,7 +98,6 @@ static srv_status_t *shm_params_check(const shm_params_t *p, const char *tensor,
 static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
                               const char *output, upb_Arena *arena, bool *bound) {
   *bound = false;
-  if (shm_params_none(p)) return NULL;
   uint64_t offset, size;
   srv_status_t *st = shm_params_check(p, tensor, &offset, &size);
   if (st != NULL || p->region == NULL) return st;
@@ -172,8 +171,10 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
       inference_ModelInferRequest_InferInputTensor_contents(in);
   shm_params_t sp = input_shm_params(in);
   bool in_shm = false;
-  st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
-  if (st != NULL) return st;
+  if (!shm_params_none(&sp)) { /* not even the call, on the common path */
+    st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
+    if (st != NULL) return st;
+  }
   if (in_shm) {
     const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
     buf->base = ref->addr;
