@@ -58,7 +58,8 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t links_key;
 
 static _Thread_local link_t *tls_links ACT_TLS_INITIAL_EXEC;
-static _Thread_local uint64_t tls_last_id ACT_TLS_INITIAL_EXEC; /* one-entry cache of tls_links */
+/* A one-entry cache of tls_links. */
+static _Thread_local uint64_t tls_last_id ACT_TLS_INITIAL_EXEC;
 static _Thread_local record_t *tls_last_rec ACT_TLS_INITIAL_EXEC;
 
 static bool domain_live(uint64_t id) { /* under g_lock */

@@ -144,6 +144,5 @@ static void memory_and_instance_kind_names(void) {
 
 UNIT_MAIN("api_datatype", UNIT_CASE(enum_values_match_triton),
           UNIT_CASE(protocol_names_round_trip), UNIT_CASE(protocol_parse_is_exact),
-          UNIT_CASE(protocol_parse_near_misses),
-          UNIT_CASE(config_enum_matches_proto), UNIT_CASE(byte_sizes),
-          UNIT_CASE(memory_and_instance_kind_names))
+          UNIT_CASE(protocol_parse_near_misses), UNIT_CASE(config_enum_matches_proto),
+          UNIT_CASE(byte_sizes), UNIT_CASE(memory_and_instance_kind_names))

@@ -77,7 +77,6 @@ static void run_put(gather_t *g, const void *p, size_t n) {
   g->run_len += n;
 }
 
-
 /* An output buffer taken out of its response for a slice: gRPC frees it,
  * on a thread of its own, once written. The slice owns the buffer alone
  * (never the response, whose state holds the model: a model must not
@@ -125,9 +124,10 @@ typedef struct {
 } plan_t;
 
 /* The plan with only `want` set, once per reply (in a). */
-static plan_t *wanted(const TRITONBACKEND_Request *request, const TRITONBACKEND_Response *r,
-                      upb_Arena *a) {
-  plan_t *plan = upb_Arena_Malloc(a, (r->output_count ? r->output_count : 1) * sizeof *plan);
+static plan_t *wanted(const TRITONBACKEND_Request *request,
+                      const TRITONBACKEND_Response *r, upb_Arena *a) {
+  plan_t *plan =
+      upb_Arena_Malloc(a, (r->output_count ? r->output_count : 1) * sizeof *plan);
   if (plan == NULL) SRV_FATAL("out of memory");
   for (uint32_t i = 0; i < r->output_count; i++)
     plan[i] = (plan_t){.want = requested(request, r->outputs[i].name)};
@@ -162,7 +162,9 @@ static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
  * then the bytes written once, straight into the run. */
 
 /* A string field's bytes on the wire: none when empty. */
-static inline size_t string_len(size_t len) { return len ? 1 + varint_len(len) + len : 0; }
+static inline size_t string_len(size_t len) {
+  return len ? 1 + varint_len(len) + len : 0;
+}
 
 static inline unsigned char *put_string(unsigned char *p, uint32_t field, const char *str,
                                         size_t len) {
@@ -184,7 +186,8 @@ static size_t plan_outputs(plan_t *plan, const TRITONBACKEND_Response *r) {
     p->dt_len = p->dt != NULL ? strlen(p->dt) : 0;
     p->name_len = o->name != NULL ? strlen(o->name) : 0;
     p->packed = 0;
-    for (uint32_t d = 0; d < o->dims_count; d++) p->packed += varint_len((uint64_t)o->shape[d]);
+    for (uint32_t d = 0; d < o->dims_count; d++)
+      p->packed += varint_len((uint64_t)o->shape[d]);
     p->len = string_len(p->name_len) + string_len(p->dt_len) +
              (o->dims_count ? 1 + varint_len(p->packed) + p->packed : 0);
     total += 1 + varint_len(p->len) + p->len; /* outputs, field 5 */
@@ -227,8 +230,8 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
   for (uint32_t i = 0; i < r->output_count; i++)
     if (plan[i].want) p = put_output(p, &plan[i], &r->outputs[i]);
   g.run_len = (size_t)(p - GRPC_SLICE_START_PTR(g.run));
-  if (g.run_len != head_len) SRV_FATAL("reply head: %zu bytes planned, %zu written", head_len,
-                                       g.run_len);
+  if (g.run_len != head_len)
+    SRV_FATAL("reply head: %zu bytes planned, %zu written", head_len, g.run_len);
   return gather_outputs(&g, r, plan);
 }
 

@@ -70,8 +70,8 @@ static void test_name_edges(void) {
   const struct {
     const char *s;
     size_t len;
-  } bad[] = {{"INPUT", 5}, {"INPUT00", 7}, {"INPUT0\0", 7}, {"TEX\0", 4},
-             {"TEXT\0X", 6}, {"", 0}, {NULL, 0}, {"INPUT1", 6}};
+  } bad[] = {{"INPUT", 5},   {"INPUT00", 7}, {"INPUT0\0", 7}, {"TEX\0", 4},
+             {"TEXT\0X", 6}, {"", 0},        {NULL, 0},       {"INPUT1", 6}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     srv_status_t *st = srv_check_input_spec(&m, bad[i].s, bad[i].len, &spec);
     CHECK(st != NULL);
@@ -230,6 +230,7 @@ static void test_request_wide(void) {
   CHECK_EQ_U64(r.batch_size, 1);
 }
 
-UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_name_edges), UNIT_CASE(test_shapes),
-          UNIT_CASE(test_shapes_too_large), UNIT_CASE(test_fixed_size_data),
-          UNIT_CASE(test_bytes_data), UNIT_CASE(test_request_wide))
+UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_name_edges),
+          UNIT_CASE(test_shapes), UNIT_CASE(test_shapes_too_large),
+          UNIT_CASE(test_fixed_size_data), UNIT_CASE(test_bytes_data),
+          UNIT_CASE(test_request_wide))
