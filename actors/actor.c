@@ -6,11 +6,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "actors/base.h"
 #include "actors/pinned.h"
 #include "actors/runtime_internal.h"
 #include "actors/scheduler.h"
 
-static _Thread_local act_actor_t *tls_self;
+static _Thread_local act_actor_t *tls_self ACT_TLS_INITIAL_EXEC;
 
 static void actor_setup(act_actor_t *a, act_runtime_t *rt,
                         act_behaviour_fn *fn, void *state, uint32_t flags) {

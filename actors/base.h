@@ -18,6 +18,15 @@
     abort();                                                                \
   } while (0)
 
+/* For the runtime's thread-locals. The runtime is linked into
+ * libtritonserver.so, where the default (general-dynamic) model calls
+ * __tls_get_addr on every access: about 700 instructions per ModelInfer
+ * (docs/perf.md, "Issue 21: second pass"). Initial-exec reads them at a
+ * fixed offset from the thread pointer. The library's TLS block then sits
+ * in static TLS, which a dlopen of it must find room for: keep these small
+ * (server:dlopen_test bounds the block to 1 KiB). */
+#define ACT_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+
 #define ACT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ACT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

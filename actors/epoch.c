@@ -57,9 +57,10 @@ static uint64_t g_next_id = 1; /* 0 means "no domain" in tls_last_id */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t links_key;
 
-static _Thread_local link_t *tls_links;
-static _Thread_local uint64_t tls_last_id; /* one-entry cache of tls_links */
-static _Thread_local record_t *tls_last_rec;
+static _Thread_local link_t *tls_links ACT_TLS_INITIAL_EXEC;
+/* A one-entry cache of tls_links. */
+static _Thread_local uint64_t tls_last_id ACT_TLS_INITIAL_EXEC;
+static _Thread_local record_t *tls_last_rec ACT_TLS_INITIAL_EXEC;
 
 static bool domain_live(uint64_t id) { /* under g_lock */
   for (act_epoch_t *d = g_live; d != NULL; d = d->next_live)

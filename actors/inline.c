@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <sched.h>
 
+#include "actors/base.h"
 #include "actors/runtime_internal.h"
 
 enum {
@@ -23,7 +24,7 @@ typedef struct {
   unsigned head, len;
 } inline_t;
 
-static _Thread_local inline_t tls_inline;
+static _Thread_local inline_t tls_inline ACT_TLS_INITIAL_EXEC;
 
 void act_inline_begin(act_runtime_t *rt) {
   if (tls_inline.depth++ > 0) {

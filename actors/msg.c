@@ -65,7 +65,7 @@ static depot_t depot[CLASSES] = {
 };
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cache_key;
-static _Thread_local cache_t tls_cache;
+static _Thread_local cache_t tls_cache ACT_TLS_INITIAL_EXEC;
 
 static inline size_t class_bytes(unsigned cls) {
   return (size_t)1 << (cls + MIN_SHIFT);

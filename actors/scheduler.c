@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actors/base.h"
 #include "actors/futex.h"
 #include "actors/runq.h"
 #include "actors/runtime_internal.h"
@@ -41,7 +42,7 @@ struct act_worker {
   pthread_t thread;
 };
 
-static _Thread_local act_worker_t *tls_worker;
+static _Thread_local act_worker_t *tls_worker ACT_TLS_INITIAL_EXEC;
 
 static act_actor_t *actor_of(act_link_t *l) {
   return (act_actor_t *)((char *)l - offsetof(act_actor_t, link));

@@ -47,13 +47,44 @@ const char *api_datatype_protocol_name(TRITONSERVER_DataType dtype) {
   return row_of(dtype)->protocol;
 }
 
+/* Whether the 'len' bytes at s spell the literal; len is the literal's
+ * length in every use below, so the compiler compares a word or two inline
+ * instead of calling memcmp. */
+#define SPELLS(lit) (memcmp(s, lit, sizeof lit - 1) == 0)
+
+/* Every request names each input's type: a switch on the length, then
+ * whole-word comparisons with the names of that length (a scan of the
+ * table with strlen and memcmp per row was about 300 instructions per
+ * input, docs/perf.md "Issue 21: second pass"). The table stays the
+ * reference: datatype_test checks this against it, row by row. */
 TRITONSERVER_DataType api_datatype_from_protocol(const char *s, size_t len) {
   if (s == NULL) return TRITONSERVER_TYPE_INVALID;
-  for (unsigned i = 1; i < ROW_COUNT; i++) {
-    if (name_is(s, len, rows[i].protocol)) return (TRITONSERVER_DataType)i;
+  switch (len) {
+    case 4:
+      if (SPELLS("FP32")) return TRITONSERVER_TYPE_FP32;
+      if (SPELLS("FP16")) return TRITONSERVER_TYPE_FP16;
+      if (SPELLS("FP64")) return TRITONSERVER_TYPE_FP64;
+      if (SPELLS("BF16")) return TRITONSERVER_TYPE_BF16;
+      if (SPELLS("INT8")) return TRITONSERVER_TYPE_INT8;
+      if (SPELLS("BOOL")) return TRITONSERVER_TYPE_BOOL;
+      break;
+    case 5:
+      if (SPELLS("INT32")) return TRITONSERVER_TYPE_INT32;
+      if (SPELLS("INT64")) return TRITONSERVER_TYPE_INT64;
+      if (SPELLS("BYTES")) return TRITONSERVER_TYPE_BYTES;
+      if (SPELLS("UINT8")) return TRITONSERVER_TYPE_UINT8;
+      if (SPELLS("INT16")) return TRITONSERVER_TYPE_INT16;
+      break;
+    case 6:
+      if (SPELLS("UINT32")) return TRITONSERVER_TYPE_UINT32;
+      if (SPELLS("UINT64")) return TRITONSERVER_TYPE_UINT64;
+      if (SPELLS("UINT16")) return TRITONSERVER_TYPE_UINT16;
+      break;
   }
   return TRITONSERVER_TYPE_INVALID;
 }
+
+#undef SPELLS
 
 int32_t api_datatype_config_value(TRITONSERVER_DataType dtype) {
   return row_of(dtype)->config_value;

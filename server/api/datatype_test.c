@@ -64,6 +64,34 @@ static void protocol_parse_is_exact(void) {
   CHECK_EQ_U64(api_datatype_from_protocol(NULL, 0), TRITONSERVER_TYPE_INVALID);
 }
 
+/* The parser compares by length and whole words: every name with one byte
+ * changed, cut short or made longer must parse exactly as a scan of the
+ * names above says (INVALID, or the one name it now spells). */
+static TRITONSERVER_DataType scan(const char *s, size_t len) {
+  for (size_t i = 0; i < NROWS; i++)
+    if (strlen(rows[i].protocol) == len && memcmp(rows[i].protocol, s, len) == 0)
+      return rows[i].dtype;
+  return TRITONSERVER_TYPE_INVALID;
+}
+
+static void protocol_parse_near_misses(void) {
+  for (size_t i = 0; i < NROWS; i++) {
+    char buf[16];
+    size_t len = strlen(rows[i].protocol);
+    for (size_t k = 0; k < len; k++) {
+      for (int c = 0; c < 256; c++) {
+        memcpy(buf, rows[i].protocol, len);
+        buf[k] = (char)c;
+        CHECK_EQ_U64(api_datatype_from_protocol(buf, len), scan(buf, len));
+      }
+    }
+    memcpy(buf, rows[i].protocol, len);
+    buf[len] = buf[len - 1];
+    CHECK_EQ_U64(api_datatype_from_protocol(buf, len + 1), scan(buf, len + 1));
+    CHECK_EQ_U64(api_datatype_from_protocol(buf, len - 1), scan(buf, len - 1));
+  }
+}
+
 static void config_enum_matches_proto(void) {
   for (size_t i = 0; i < NROWS; i++) {
     CHECK_EQ_U64(api_datatype_config_value(rows[i].dtype), rows[i].config_value);
@@ -116,5 +144,5 @@ static void memory_and_instance_kind_names(void) {
 
 UNIT_MAIN("api_datatype", UNIT_CASE(enum_values_match_triton),
           UNIT_CASE(protocol_names_round_trip), UNIT_CASE(protocol_parse_is_exact),
-          UNIT_CASE(config_enum_matches_proto), UNIT_CASE(byte_sizes),
-          UNIT_CASE(memory_and_instance_kind_names))
+          UNIT_CASE(protocol_parse_near_misses), UNIT_CASE(config_enum_matches_proto),
+          UNIT_CASE(byte_sizes), UNIT_CASE(memory_and_instance_kind_names))

@@ -59,9 +59,12 @@ static srv_status_t *shm_uint(const inference_InferParameter *p, const char *key
              key, tensor);
 }
 
-/* Whether the tensor names a region, with Triton's checks of the three
- * parameters; then takes the reference into `binds`, for `output` (the
- * model's name for it) or for an input when NULL. */
+/* No shared-memory parameter at all: the common case, which needs neither
+ * the checks below nor the tensor's name quoted for their error texts. */
+static bool shm_params_none(const shm_params_t *p) {
+  return p->region == NULL && p->offset == NULL && p->byte_size == NULL;
+}
+
 /* Triton's checks of the three parameters (its ParseSharedMemoryParams);
  * *offset and *size get their values when a region is named. */
 static srv_status_t *shm_params_check(const shm_params_t *p, const char *tensor,
@@ -89,6 +92,9 @@ static srv_status_t *shm_params_check(const shm_params_t *p, const char *tensor,
   return st;
 }
 
+/* Whether the tensor names a region, with Triton's checks of the three
+ * parameters; then takes the reference into `binds`, for `output` (the
+ * model's name for it) or for an input when NULL. */
 static srv_status_t *shm_bind(shm_binds_t *binds, const shm_params_t *p, const char *tensor,
                               const char *output, upb_Arena *arena, bool *bound) {
   *bound = false;
@@ -165,8 +171,10 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
       inference_ModelInferRequest_InferInputTensor_contents(in);
   shm_params_t sp = input_shm_params(in);
   bool in_shm = false;
-  st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
-  if (st != NULL) return st;
+  if (!shm_params_none(&sp)) { /* not even the call, on the common path */
+    st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
+    if (st != NULL) return st;
+  }
   if (in_shm) {
     const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
     buf->base = ref->addr;
@@ -209,10 +217,13 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     bool contents = inference_ModelInferRequest_InferInputTensor_has_contents(in[i]);
     shm_params_t sp = input_shm_params(in[i]);
-    uint64_t offset, size;
-    srv_status_t *st = shm_params_check(&sp, srv_quote(q, name.data, name.size), &offset, &size);
-    if (st != NULL) return st;
-    if (input_in_shm(in[i])) {
+    if (!shm_params_none(&sp)) {
+      uint64_t offset, size;
+      srv_status_t *st =
+          shm_params_check(&sp, srv_quote(q, name.data, name.size), &offset, &size);
+      if (st != NULL) return st;
+    }
+    if (sp.region != NULL) { /* in shared memory (input_in_shm) */
       if (contents)
         return BAD(
             "unexpected 'content' provided when using shared memory for input tensor "

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "grpc_service.upb.h"
-#include "server/config/model_config.h"
 #include "server/model/model_bare.h"
 #include "test/unit/unit.h"
 #include "upb/decode.h"
@@ -373,12 +372,7 @@ int main(void) {
       "name: 'm' backend: 'none' max_batch_size: 0\n"
       "input [{ name: 'IN' data_type: TYPE_INT32 dims: [1] }]\n"
       "output [{ name: 'OUT' data_type: TYPE_INT32 dims: [1] }]";
-  upb_Arena *a = upb_Arena_New();
-  char err[256];
-  inference_ModelConfig *c =
-      cfg_model_config_parse(text, strlen(text), "config.pbtxt", a, err, sizeof err);
-  if (c == NULL || srv_model_bare_new("m", c, &model) != NULL) return 1;
-  upb_Arena_Free(a);
+  if (srv_model_bare_from_text("m", text, &model) != NULL) return 1;
   srv_model_describe(model, &desc);
   static const unit_case_t cases[] = {
       UNIT_CASE(test_no_sequence), UNIT_CASE(test_integer_ids),

@@ -1,6 +1,7 @@
 /* A ModelInferResponse as the byte buffer gRPC sends, each byte written
- * once (issue 21): the message's other fields are serialized by upb (the
- * head, small), and each raw_output_contents entry follows (a field may
+ * once (issue 21): the message's other fields (the head, small) are
+ * written by hand for a unary reply without parameters, else serialized by
+ * upb, and each raw_output_contents entry follows (a field may
  * come anywhere in a protobuf message, and the entries of a repeated field
  * keep their order). The head and small outputs are copied once, straight
  * into one slice allocated at its final size, sent as sub-slices of it; an

@@ -59,6 +59,33 @@ static void test_names_and_types(void) {
          "unexpected inference output 'OUTPUT' for model 'm'");
 }
 
+/* Names are matched exactly over the given length: not a prefix, not a
+ * longer name, not one cut by a NUL byte (the client's bytes may hold
+ * one), not the empty name. */
+static void test_name_edges(void) {
+  static srv_model_t m;
+  model_make(&m, "m", 8);
+  const srv_tensor_spec_t *spec = NULL;
+  CHECK(srv_check_input_spec(&m, "INPUT0", 6, &spec) == NULL && spec == &inputs[0]);
+  const struct {
+    const char *s;
+    size_t len;
+  } bad[] = {{"INPUT", 5},   {"INPUT00", 7}, {"INPUT0\0", 7}, {"TEX\0", 4},
+             {"TEXT\0X", 6}, {"", 0},        {NULL, 0},       {"INPUT1", 6}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    srv_status_t *st = srv_check_input_spec(&m, bad[i].s, bad[i].len, &spec);
+    CHECK(st != NULL);
+    srv_status_free(st);
+  }
+  const char *found = NULL;
+  srv_status_t *st = srv_check_output_name(&m, "OUTPUT0\0", 8, &found);
+  CHECK(st != NULL);
+  srv_status_free(st);
+  st = srv_check_output_name(&m, "OUTPUT00", 8, &found);
+  CHECK(st != NULL);
+  srv_status_free(st);
+}
+
 #define BATCH_NOTE "NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
 
 static void test_shapes(void) {
@@ -203,6 +230,7 @@ static void test_request_wide(void) {
   CHECK_EQ_U64(r.batch_size, 1);
 }
 
-UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_shapes),
-          UNIT_CASE(test_shapes_too_large), UNIT_CASE(test_fixed_size_data),
-          UNIT_CASE(test_bytes_data), UNIT_CASE(test_request_wide))
+UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_name_edges),
+          UNIT_CASE(test_shapes), UNIT_CASE(test_shapes_too_large),
+          UNIT_CASE(test_fixed_size_data), UNIT_CASE(test_bytes_data),
+          UNIT_CASE(test_request_wide))

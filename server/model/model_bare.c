@@ -70,6 +70,20 @@ srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *
   return NULL;
 }
 
+srv_status_t *srv_model_bare_from_text(const char *name, const char *pbtxt,
+                                       srv_model_t **out) {
+  *out = NULL;
+  upb_Arena *a = upb_Arena_New();
+  if (a == NULL) SRV_FATAL("out of memory");
+  char err[256];
+  inference_ModelConfig *c =
+      cfg_model_config_parse(pbtxt, strlen(pbtxt), "config.pbtxt", a, err, sizeof err);
+  srv_status_t *st = c != NULL ? srv_model_bare_new(name, c, out)
+                               : srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "%s", err);
+  upb_Arena_Free(a);
+  return st;
+}
+
 const char *srv_model_bare_config_json(const srv_model_t *m, size_t *len) {
   *len = m->config_json_len;
   return m->config_json;

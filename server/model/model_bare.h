@@ -22,6 +22,12 @@
 srv_status_t *srv_model_bare_new(const char *name, const inference_ModelConfig *config,
                                  srv_model_t **out);
 
+/** srv_model_bare_new from config text (protobuf text format), for tests
+ *  that spell their model out: a status that says why when the text does
+ *  not parse or the model would not load. */
+srv_status_t *srv_model_bare_from_text(const char *name, const char *pbtxt,
+                                       srv_model_t **out);
+
 /** The completed config as TRITONBACKEND_ModelConfig gives it to backends
  *  (NUL-terminated; *len its length). */
 const char *srv_model_bare_config_json(const srv_model_t *m, size_t *len);
