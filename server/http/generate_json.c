@@ -48,6 +48,7 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
     st = BAD(SRV_JSON_SHAPE_TEXT);
   if (st == NULL) st = srv_check_input_shape(m, spec, shape, dims);
   srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
+  *buf = (srv_buffer_t){0}; /* host memory: see infer_json.c's input_read */
   if (st == NULL)
     st = srv_json_tensor_read(data, spec->datatype, n, spec->name, arena, buf);
   json_decref(data);

@@ -149,7 +149,11 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
   if (st == NULL) st = shape_read(in, arena, &shape, &dims);
   if (st == NULL) st = srv_check_input_shape(m, spec, shape, dims);
   if (st != NULL) return st;
+  /* Zeroed: the arena's blocks are reused (pooled), and a buffer read from
+   * the body or from JSON sets only its bytes; its memory type must read
+   * CPU, not what the block held before. */
   srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
+  *buf = (srv_buffer_t){0};
   st = data_read(d, in, spec, type, shape, dims, src, arena, buf);
   if (st == NULL)
     st = srv_check_input_data(m, spec, type, shape, dims, buf, 1, &out->byte_size);

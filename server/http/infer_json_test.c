@@ -34,7 +34,27 @@ typedef struct {
   char *body;
   size_t header_len;
   upb_Arena *a;
+  void *arena_mem;
 } parsed_t;
+
+/* An arena over memory that held something before, as the server's pooled
+ * blocks do: a parse must set every field it hands out. */
+enum { DIRTY_ARENA_BYTES = 16384 };
+static upb_Arena *dirty_arena(void **mem) {
+  *mem = malloc(DIRTY_ARENA_BYTES);
+  memset(*mem, 0xA5, DIRTY_ARENA_BYTES);
+  return upb_Arena_Init(*mem, DIRTY_ARENA_BYTES, &upb_alloc_global);
+}
+
+/* Every input of a parsed request is in host memory (the tests' shared
+ * memory is system memory too). */
+static void inputs_on_host(const TRITONBACKEND_Request *r) {
+  for (uint32_t i = 0; i < r->input_count; i++)
+    for (uint32_t b = 0; b < r->inputs[i].buffer_count; b++) {
+      CHECK_EQ_U64(r->inputs[i].buffers[b].memory_type, TRITONSERVER_MEMORY_CPU);
+      CHECK_EQ_U64(r->inputs[i].buffers[b].memory_type_id, 0);
+    }
+}
 
 static parsed_t parse_full(srv_model_t *m, const srv_model_desc_t *d, const char *json,
                            const void *bin, size_t bin_len, size_t header_len) {
@@ -45,9 +65,10 @@ static parsed_t parse_full(srv_model_t *m, const srv_model_desc_t *d, const char
   memcpy(p.body, json, jl);
   if (bin_len) memcpy(p.body + jl, bin, bin_len);
   p.header_len = header_len ? header_len : jl;
-  p.a = upb_Arena_New();
+  p.a = dirty_arena(&p.arena_mem);
   srv_status_t *st = srv_http_infer_parse(m, d, p.body, jl + bin_len, p.header_len, shm,
                                           p.a, &p.r, &p.uses, &p.opts);
+  if (st == NULL) inputs_on_host(p.r);
   if (st != NULL) {
     p.r = NULL;
     p.code = srv_status_code(st);
@@ -65,6 +86,7 @@ static parsed_t parse(srv_model_t *m, const srv_model_desc_t *d, const char *jso
 static void done(parsed_t *p) {
   srv_shm_uses_free(p->uses);
   upb_Arena_Free(p->a);
+  free(p->arena_mem);
   free(p->body);
 }
 
@@ -804,13 +826,15 @@ static void test_status_and_error_body(void) {
 
 /* generate: requests for gen, and the refusals' texts. */
 static void test_generate(void) {
-  upb_Arena *a = upb_Arena_New();
+  void *mem;
+  upb_Arena *a = dirty_arena(&mem);
   const char *json =
       "{\"text_input\":\"hello\",\"max_tokens\":[7],\"stream\":false,"
       "\"parameters\":{\"sequence_id\":9}}";
   TRITONBACKEND_Request *r = NULL;
   srv_status_t *st = srv_http_generate_parse(gen, &gen_d, json, strlen(json), a, &r);
   REQUIRE(st == NULL);
+  inputs_on_host(r);
   CHECK_EQ_U64(r->input_count, 2);
   CHECK_EQ_U64(r->correlation_id, 9);
   CHECK_EQ_U64(r->batch_size, 1);
@@ -825,6 +849,7 @@ static void test_generate(void) {
   json = "{\"text_input\":\"a\",\"bad_words\":[\"x\",\"y\",\"z\"]}";
   st = srv_http_generate_parse(gen, &gen_d, json, strlen(json), a, &r);
   REQUIRE(st == NULL);
+  inputs_on_host(r);
   const struct TRITONBACKEND_Input *bw = input_named(r, "bad_words");
   CHECK_EQ_U64(bw->shape[1], 3);
   static const struct {
@@ -856,6 +881,7 @@ static void test_generate(void) {
     srv_status_free(st);
   }
   upb_Arena_Free(a);
+  free(mem);
 }
 
 /* generate's reply: one element a scalar, more an array; its event. */
