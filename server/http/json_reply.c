@@ -1,6 +1,8 @@
 /* Shared parts of the JSON replies (see json_reply.h). */
 #include "server/http/json_reply.h"
 
+#include <string.h>
+
 #include "server/common/log.h"
 #include "server/common/memory.h"
 
@@ -36,15 +38,38 @@ json_t *srv_json_reply_header(const srv_model_desc_t *d, const char *id,
   return root;
 }
 
+/* json_dump_callback's sink: the text grows in the arena, doubling (the
+ * arena frees it with the request; at most twice the final size). */
+typedef struct {
+  upb_Arena *arena;
+  char *buf;
+  size_t len, cap;
+} dump_sink_t;
+
+static int dump_append(const char *chunk, size_t size, void *data) {
+  dump_sink_t *s = data;
+  if (s->len + size + 1 > s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 512;
+    while (cap < s->len + size + 1) cap *= 2;
+    char *grown = srv_arena_alloc(s->arena, cap);
+    if (s->len != 0) memcpy(grown, s->buf, s->len);
+    s->buf = grown;
+    s->cap = cap;
+  }
+  memcpy(s->buf + s->len, chunk, size);
+  s->len += size;
+  return 0;
+}
+
+/* One pass: json_dumpb would walk the tree twice (once for the size), and
+ * the walk is most of what an answer's header costs (issue 18's bench). */
 srv_status_t *srv_json_reply_dump(const json_t *root, upb_Arena *a, const char **text,
                                   size_t *len) {
-  size_t need = json_dumpb(root, NULL, 0, JSON_COMPACT);
-  if (need == 0)
+  dump_sink_t s = {.arena = a};
+  if (json_dump_callback(root, dump_append, &s, JSON_COMPACT) != 0 || s.len == 0)
     return srv_status_new(GRPC_STATUS_INTERNAL, "cannot write the reply as JSON");
-  char *buf = srv_arena_alloc(a, need + 1);
-  json_dumpb(root, buf, need, JSON_COMPACT);
-  buf[need] = '\0';
-  *text = buf;
-  *len = need;
+  s.buf[s.len] = '\0';
+  *text = s.buf;
+  *len = s.len;
   return NULL;
 }
