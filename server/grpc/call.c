@@ -192,21 +192,23 @@ static void call_batch_failed(srv_call_t *c, grpc_call_error err) {
   call_maybe_stop(c);
 }
 
+bool srv_call_has_deadline(const srv_call_t *c) {
+  gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
+  return gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) != 0;
+}
+
 /* Whether gRPC has ended the call itself: its close came back cancelled
  * (a client's RST_STREAM, an expired deadline, a server-wide cancel), or
  * its deadline has passed, so gRPC's deadline timer ends it now if it has
  * not yet. gRPC C core (1.51) then already wrote the trailers and
  * RST_STREAM; a status batch of ours would fail, and that failure cancels
- * the stream again, which writes them a second time. */
+ * the stream again, which writes them a second time. Without a deadline
+ * (most calls) no clock is read: no time is past an infinite one. */
 static bool call_ended_by_grpc(const srv_call_t *c) {
   if (c->closed && c->cancelled) return true;
+  if (!srv_call_has_deadline(c)) return false;
   gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
   return gpr_time_cmp(gpr_now(deadline.clock_type), deadline) >= 0;
-}
-
-bool srv_call_has_deadline(const srv_call_t *c) {
-  gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
-  return gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) != 0;
 }
 
 /* Sends nothing: only receives the close (unless a batch of its own
