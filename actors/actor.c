@@ -52,10 +52,6 @@ int act_actor_init_pinned(act_actor_t *a, act_runtime_t *rt,
   return err;
 }
 
-void *act_actor_state(const act_actor_t *a) { return a->state; }
-
-act_runtime_t *act_actor_runtime(const act_actor_t *a) { return a->rt; }
-
 act_actor_t *act_self(void) { return tls_self; }
 
 /* Only the sender whose push found the actor idle gets here, so the actor

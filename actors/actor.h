@@ -60,11 +60,12 @@ int act_actor_init_pinned(act_actor_t *a, act_runtime_t *rt,
                           act_behaviour_fn *fn, void *state,
                           const char *thread_name);
 
-/** The state pointer given at init. Any thread (it never changes). */
-void *act_actor_state(const act_actor_t *a);
+/** The state pointer given at init. Any thread (it never changes). Inline:
+ * every behaviour starts with it. */
+static inline void *act_actor_state(const act_actor_t *a) { return a->state; }
 
 /** The runtime the actor belongs to. Any thread. */
-act_runtime_t *act_actor_runtime(const act_actor_t *a);
+static inline act_runtime_t *act_actor_runtime(const act_actor_t *a) { return a->rt; }
 
 /** Queues msg for `to`. Any thread: workers, pinned threads, the timer
  * thread, and threads outside the runtime (those schedule the actor through

@@ -30,12 +30,6 @@ struct act_timers {
   pthread_t thread;
 };
 
-uint64_t act_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void act_timer_init(act_timer_t *t) { memset(t, 0, sizeof *t); }
 
 static void kick(struct act_timers *tm) {

@@ -12,17 +12,38 @@ typedef void kernel_fn(bool subtract, const unsigned char *a, const unsigned cha
 
 /* Integers of either signedness run as the unsigned type of their width:
  * unsigned arithmetic wraps by definition, and its bits are the two's
- * complement result. Floats run as themselves. */
+ * complement result. Floats run as themselves. The operation is chosen
+ * once per call, not per element, and elements go 16 bytes at a time as
+ * GCC vectors (SSE2 on x86-64, plain loops where a target has none): each
+ * lane's result is the scalar operation's, rounding of floats included.
+ * The tail goes one element at a time. */
+#define ELEMENTWISE_LOOP(U, V, OP)                                       \
+  do {                                                                   \
+    size_t i = 0;                                                        \
+    for (; i + sizeof(V) / sizeof(U) <= n; i += sizeof(V) / sizeof(U)) { \
+      V x, y, r;                                                         \
+      memcpy(&x, a + i * sizeof(U), sizeof x);                           \
+      memcpy(&y, b + i * sizeof(U), sizeof y);                           \
+      r = x OP y;                                                        \
+      memcpy(out + i * sizeof(U), &r, sizeof r);                         \
+    }                                                                    \
+    for (; i < n; i++) {                                                 \
+      U x, y, r;                                                         \
+      memcpy(&x, a + i * sizeof x, sizeof x);                            \
+      memcpy(&y, b + i * sizeof y, sizeof y);                            \
+      r = (U)(x OP y);                                                   \
+      memcpy(out + i * sizeof r, &r, sizeof r);                          \
+    }                                                                    \
+  } while (0)
+
 #define ELEMENTWISE_KERNEL(NAME, U)                                               \
+  typedef U NAME##_vec __attribute__((vector_size(16)));                          \
   static void NAME(bool subtract, const unsigned char *a, const unsigned char *b, \
                    unsigned char *out, size_t n) {                                \
-    for (size_t i = 0; i < n; i++) {                                              \
-      U x, y, r;                                                                  \
-      memcpy(&x, a + i * sizeof x, sizeof x);                                     \
-      memcpy(&y, b + i * sizeof y, sizeof y);                                     \
-      r = subtract ? (U)(x - y) : (U)(x + y);                                     \
-      memcpy(out + i * sizeof r, &r, sizeof r);                                   \
-    }                                                                             \
+    if (subtract)                                                                 \
+      ELEMENTWISE_LOOP(U, NAME##_vec, -);                                         \
+    else                                                                          \
+      ELEMENTWISE_LOOP(U, NAME##_vec, +);                                         \
   }
 
 ELEMENTWISE_KERNEL(add_u8, uint8_t)

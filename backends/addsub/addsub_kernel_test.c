@@ -102,6 +102,58 @@ static void unaligned_buffers(void) {
   CHECK(got[0] == 11 && got[1] == 22 && got[2] == 33);
 }
 
+/* Lengths around the 16-byte blocks (a block, a block and a tail, odd
+ * lengths) at an odd offset, each element against its scalar result. */
+#define BLOCKS_AND_TAILS(NAME, TYPE, U, T)                                        \
+  static void NAME(void) {                                                        \
+    static const size_t lengths[] = {0, 1, 15, 16, 17, 31, 33, 67};               \
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {             \
+      size_t n = lengths[k];                                                      \
+      unsigned char raw[3 * 67 * sizeof(T) + 1];                                  \
+      unsigned char *a = raw + 1, *b = a + n * sizeof(T), *o = b + n * sizeof(T); \
+      for (size_t i = 0; i < n; i++) {                                            \
+        T x = (T)(U)(i * 2654435761u), y = (T)(U)(~i * 40503u + 7);               \
+        memcpy(a + i * sizeof x, &x, sizeof x);                                   \
+        memcpy(b + i * sizeof y, &y, sizeof y);                                   \
+      }                                                                           \
+      for (int sub = 0; sub < 2; sub++) {                                         \
+        CHECK(addsub_kernel_run(TYPE, sub, a, b, o, n));                          \
+        for (size_t i = 0; i < n; i++) {                                          \
+          T x, y, r;                                                              \
+          memcpy(&x, a + i * sizeof x, sizeof x);                                 \
+          memcpy(&y, b + i * sizeof y, sizeof y);                                 \
+          memcpy(&r, o + i * sizeof r, sizeof r);                                 \
+          T want = sub ? (T)(U)((U)x - (U)y) : (T)(U)((U)x + (U)y);               \
+          CHECK(memcmp(&r, &want, sizeof r) == 0);                                \
+        }                                                                         \
+      }                                                                           \
+    }                                                                             \
+  }
+
+BLOCKS_AND_TAILS(blocks_int8, TRITONSERVER_TYPE_INT8, uint8_t, int8_t)
+BLOCKS_AND_TAILS(blocks_uint16, TRITONSERVER_TYPE_UINT16, uint16_t, uint16_t)
+BLOCKS_AND_TAILS(blocks_int32, TRITONSERVER_TYPE_INT32, uint32_t, int32_t)
+BLOCKS_AND_TAILS(blocks_int64, TRITONSERVER_TYPE_INT64, uint64_t, int64_t)
+
+static void blocks_floats(void) {
+  float fa[19], fb[19], fo[19];
+  double da[9], db[9], dout[9];
+  for (int i = 0; i < 19; i++) {
+    fa[i] = 0.1f * (float)i - 0.7f;
+    fb[i] = 1.0f / (float)(i + 3);
+  }
+  for (int i = 0; i < 9; i++) {
+    da[i] = 0.1 * i + 1e-17;
+    db[i] = 1.0 / (i + 3);
+  }
+  for (int sub = 0; sub < 2; sub++) {
+    CHECK(addsub_kernel_run(TRITONSERVER_TYPE_FP32, sub, fa, fb, fo, 19));
+    for (int i = 0; i < 19; i++) CHECK(fo[i] == (sub ? fa[i] - fb[i] : fa[i] + fb[i]));
+    CHECK(addsub_kernel_run(TRITONSERVER_TYPE_FP64, sub, da, db, dout, 9));
+    for (int i = 0; i < 9; i++) CHECK(dout[i] == (sub ? da[i] - db[i] : da[i] + db[i]));
+  }
+}
+
 static void unsupported_types(void) {
   CHECK(!addsub_kernel_supports(TRITONSERVER_TYPE_BYTES));
   CHECK(!addsub_kernel_supports(TRITONSERVER_TYPE_BOOL));
@@ -114,4 +166,5 @@ static void unsupported_types(void) {
 UNIT_MAIN("addsub_kernel", UNIT_CASE(int8_wraps), UNIT_CASE(int32_like_simple),
           UNIT_CASE(unsigned_and_wide), UNIT_CASE(floats), UNIT_CASE(half_floats),
           UNIT_CASE(fp16_conversions), UNIT_CASE(unaligned_buffers),
-          UNIT_CASE(unsupported_types))
+          UNIT_CASE(blocks_int8), UNIT_CASE(blocks_uint16), UNIT_CASE(blocks_int32),
+          UNIT_CASE(blocks_int64), UNIT_CASE(blocks_floats), UNIT_CASE(unsupported_types))

@@ -24,7 +24,13 @@ void bk_log(TRITONSERVER_LogLevel level, const char *file, int line, const char 
 void bk_log_failure(TRITONSERVER_Error *err, const char *what, const char *file,
                     int line);
 
-#define BK_LOG_IF_ERROR(x, what) bk_log_failure((x), (what), __FILE__, __LINE__)
+/* The NULL test inline: a call that succeeded (every request's) costs no
+ * call here. */
+#define BK_LOG_IF_ERROR(x, what)                                                      \
+  do {                                                                                \
+    TRITONSERVER_Error *bk_log_err_ = (x);                                            \
+    if (bk_log_err_ != NULL) bk_log_failure(bk_log_err_, (what), __FILE__, __LINE__); \
+  } while (0)
 
 #define BK_RETURN_IF_ERROR(x)            \
   do {                                   \

@@ -57,6 +57,16 @@ static TRITONSERVER_Error *gather(TRITONBACKEND_Input *input, uint32_t count,
   return NULL;
 }
 
+/* Out of line: the shape's text buffer stays off bk_input_read's stack. */
+static __attribute__((cold, noinline)) TRITONSERVER_Error *size_mismatch(
+    const bk_input_t *in) {
+  char shape[96];
+  return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
+                  "input '%s': %" PRIu64 " bytes do not fit %s shape %s", in->name,
+                  in->byte_size, bk_datatype_name(in->datatype),
+                  bk_shape_format(in->shape, in->dims_count, shape, sizeof shape));
+}
+
 /* The data must be exactly what the shape describes. */
 static TRITONSERVER_Error *check_size(const bk_input_t *in) {
   if (in->datatype == TRITONSERVER_TYPE_BYTES) {
@@ -76,11 +86,7 @@ static TRITONSERVER_Error *check_size(const bk_input_t *in) {
       in->element_count * size == in->byte_size) {
     return NULL;
   }
-  char shape[96];
-  return bk_error(TRITONSERVER_ERROR_INVALID_ARG,
-                  "input '%s': %" PRIu64 " bytes do not fit %s shape %s", in->name,
-                  in->byte_size, bk_datatype_name(in->datatype),
-                  bk_shape_format(in->shape, in->dims_count, shape, sizeof shape));
+  return size_mismatch(in);
 }
 
 TRITONSERVER_Error *bk_input_read(TRITONBACKEND_Request *request, const char *name,

@@ -166,6 +166,20 @@ bool bk_model_config_param_ms(const bk_model_config_t *cfg, const char *key, uin
   return true;
 }
 
+/* Out of line: the shapes' text buffers stay off the passing check's
+ * stack. */
+static __attribute__((cold, noinline)) void shape_mismatch(const bk_model_config_t *cfg,
+                                                           const bk_tensor_config_t *t,
+                                                           const int64_t *shape,
+                                                           uint32_t dims_count, char *err,
+                                                           size_t err_len) {
+  char got[96], want[96];
+  snprintf(err, err_len, "tensor '%s': shape %s does not match the model's %s%s", t->name,
+           bk_shape_format(shape, dims_count, got, sizeof got),
+           cfg->max_batch_size > 0 ? "[batch]+" : "",
+           bk_shape_format(t->dims, t->dims_count, want, sizeof want));
+}
+
 bool bk_model_config_check_shape(const bk_model_config_t *cfg,
                                  const bk_tensor_config_t *t, const int64_t *shape,
                                  uint32_t dims_count, char *err, size_t err_len) {
@@ -178,10 +192,6 @@ bool bk_model_config_check_shape(const bk_model_config_t *cfg,
     rest_count = dims_count - (dims_count > 0);
   }
   if (batch_ok && bk_shape_matches(t->dims, t->dims_count, rest, rest_count)) return true;
-  char got[96], want[96];
-  snprintf(err, err_len, "tensor '%s': shape %s does not match the model's %s%s", t->name,
-           bk_shape_format(shape, dims_count, got, sizeof got),
-           cfg->max_batch_size > 0 ? "[batch]+" : "",
-           bk_shape_format(t->dims, t->dims_count, want, sizeof want));
+  if (err_len > 0) shape_mismatch(cfg, t, shape, dims_count, err, err_len);
   return false;
 }

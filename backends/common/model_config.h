@@ -64,7 +64,8 @@ bool bk_model_config_param_ms(const bk_model_config_t *cfg, const char *key, uin
 
 /** Checks a request tensor's shape against the config tensor: with
  * max_batch_size > 0 a leading batch dim in [0, max_batch_size] comes first.
- * False with a message naming the tensor and both shapes in err. */
+ * False with a message naming the tensor and both shapes in err (none when
+ * err_len is 0: err may then be NULL). */
 bool bk_model_config_check_shape(const bk_model_config_t *cfg,
                                  const bk_tensor_config_t *t, const int64_t *shape,
                                  uint32_t dims_count, char *err, size_t err_len);

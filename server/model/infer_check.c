@@ -26,6 +26,18 @@ static bool name_is(const char *name, const char *s, size_t len) {
   return strlen(name) == len && memcmp(name, s, len) == 0;
 }
 
+/* The error texts, out of line: the checks that pass (every request's)
+ * then keep no text buffer on their stack, so they set up no frame and no
+ * stack-protector canary (docs/perf.md, issue 21). */
+#define COLD __attribute__((cold, noinline))
+
+static COLD srv_status_t *unexpected_input(const srv_model_t *m, const char *name,
+                                           size_t len) {
+  char q[SRV_QUOTE_SIZE];
+  return BAD("unexpected inference input '%s' for model '%s'", srv_quote(q, name, len),
+             m->name);
+}
+
 srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
                                    const srv_tensor_spec_t **spec) {
   for (uint32_t i = 0; i < m->input_count; i++) {
@@ -34,9 +46,16 @@ srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_
       return NULL;
     }
   }
+  return unexpected_input(m, name, len);
+}
+
+static COLD srv_status_t *datatype_error(const srv_model_t *m,
+                                         const srv_tensor_spec_t *spec, const char *given,
+                                         size_t given_len) {
   char q[SRV_QUOTE_SIZE];
-  return BAD("unexpected inference input '%s' for model '%s'", srv_quote(q, name, len),
-             m->name);
+  return BAD("inference input '%s' data-type is '%s', but model '%s' expects '%s'",
+             spec->name, srv_quote(q, given, given_len), m->name,
+             api_datatype_protocol_name(spec->datatype));
 }
 
 srv_status_t *srv_check_input_datatype(const srv_model_t *m,
@@ -44,10 +63,7 @@ srv_status_t *srv_check_input_datatype(const srv_model_t *m,
                                        TRITONSERVER_DataType type, const char *given,
                                        size_t given_len) {
   if (type == spec->datatype) return NULL;
-  char q[SRV_QUOTE_SIZE];
-  return BAD("inference input '%s' data-type is '%s', but model '%s' expects '%s'",
-             spec->name, srv_quote(q, given, given_len), m->name,
-             api_datatype_protocol_name(spec->datatype));
+  return datatype_error(m, spec, given, given_len);
 }
 
 /* Whether the shape's data, in bytes (BYTES: its length prefixes alone),
@@ -62,34 +78,29 @@ static bool shape_fits(const srv_tensor_spec_t *spec, const int64_t *shape, size
 }
 
 /* Triton's advice after a shape mismatch of a batching model. */
-#define BATCH_NOTE                                                                   \
-  "NOTE: Setting a non-zero max_batch_size in the model config requires a batch "    \
+#define BATCH_NOTE                                                                  \
+  "NOTE: Setting a non-zero max_batch_size in the model config requires a batch "   \
   "dimension to be prepended to each input shape. If you want to specify the full " \
   "shape including the batch dim in your input dims config, try setting "           \
   "max_batch_size to zero. See the model configuration docs for more info on "      \
   "max_batch_size."
 
-srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_t *spec,
-                                    const int64_t *shape, size_t n) {
-  size_t skip = m->max_batch_size > 0 ? 1 : 0;
-  /* The shape is printed only for an error text: snprintf per dimension
-   * was 4% of a ModelInfer's instructions (docs/perf.md, issue 21). */
+static COLD srv_status_t *shape_unspecified(const srv_model_t *m,
+                                            const srv_tensor_spec_t *spec,
+                                            const int64_t *shape, size_t n) {
+  char got[256];
+  shape_print(got, sizeof got, shape, n);
+  return BAD(
+      "All input dimensions should be specified for input '%s' for model "
+      "'%s', got %s",
+      spec->name, m->name, got);
+}
+
+/* `ok`: the shape matched and only its size failed. */
+static COLD srv_status_t *shape_error(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                      const int64_t *shape, size_t n, size_t skip,
+                                      bool ok) {
   char want[256], got[256];
-  if (skip && n == 0)
-    return BAD("input '%s' has no shape but model requires batch dimension for '%s'",
-               spec->name, m->name);
-  bool ok = n == spec->dims_count + skip;
-  for (size_t i = 0; ok && i < spec->dims_count; i++) {
-    if (shape[i + skip] == -1) {
-      shape_print(got, sizeof got, shape, n);
-      return BAD("All input dimensions should be specified for input '%s' for model "
-                 "'%s', got %s",
-                 spec->name, m->name, got);
-    }
-    ok = spec->dims[i] == -1 ? shape[i + skip] >= 0 : shape[i + skip] == spec->dims[i];
-  }
-  for (size_t i = 0; ok && i < n; i++) ok = shape[i] >= 0;
-  if (ok && shape_fits(spec, shape, n)) return NULL;
   shape_print(got, sizeof got, shape, n);
   if (ok)
     return BAD(
@@ -103,6 +114,24 @@ srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_
   shape_print(want, sizeof want, full, k);
   return BAD("unexpected shape for input '%s' for model '%s'. Expected %s, got %s. %s",
              spec->name, m->name, want, got, skip ? BATCH_NOTE : "");
+}
+
+srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                    const int64_t *shape, size_t n) {
+  size_t skip = m->max_batch_size > 0 ? 1 : 0;
+  /* The shape is printed only for an error text: snprintf per dimension
+   * was 4% of a ModelInfer's instructions (docs/perf.md, issue 21). */
+  if (skip && n == 0)
+    return BAD("input '%s' has no shape but model requires batch dimension for '%s'",
+               spec->name, m->name);
+  bool ok = n == spec->dims_count + skip;
+  for (size_t i = 0; ok && i < spec->dims_count; i++) {
+    if (shape[i + skip] == -1) return shape_unspecified(m, spec, shape, n);
+    ok = spec->dims[i] == -1 ? shape[i + skip] >= 0 : shape[i + skip] == spec->dims[i];
+  }
+  for (size_t i = 0; ok && i < n; i++) ok = shape[i] >= 0;
+  if (ok && shape_fits(spec, shape, n)) return NULL;
+  return shape_error(m, spec, shape, n, skip, ok);
 }
 
 static uint64_t element_count(const int64_t *shape, size_t n) {
@@ -142,7 +171,10 @@ static bool cursor_take(cursor_t *c, unsigned char *dst, uint64_t len) {
 
 /* BYTES data is 4-byte little-endian lengths each followed by that many
  * bytes; it must hold exactly `count` elements and nothing after them. */
-static bool bytes_elements_ok(const srv_buffer_t *b, uint32_t nbuf, uint64_t count) {
+/* Out of line: its buffer stays off srv_check_input_data's stack for the
+ * other types. */
+static __attribute__((noinline)) bool bytes_elements_ok(const srv_buffer_t *b,
+                                                        uint32_t nbuf, uint64_t count) {
   cursor_t c = {.b = b, .count = nbuf, .i = 0, .off = 0};
   while (c.i < c.count && c.b[c.i].size == 0) c.i++;
   for (uint64_t i = 0; i < count; i++) {
@@ -166,7 +198,8 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
   uint64_t elements = element_count(shape, n), total = 0;
   for (uint32_t i = 0; i < count; i++) total += buffers[i].size;
   bool on_gpu = false; /* the server reads no GPU memory to check it */
-  for (uint32_t i = 0; i < count; i++) on_gpu |= buffers[i].memory_type == TRITONSERVER_MEMORY_GPU;
+  for (uint32_t i = 0; i < count; i++)
+    on_gpu |= buffers[i].memory_type == TRITONSERVER_MEMORY_GPU;
   if (type == TRITONSERVER_TYPE_BYTES) {
     if (!on_gpu && !bytes_elements_ok(buffers, count, elements))
       return BAD(
@@ -212,8 +245,8 @@ static bool given_has(const srv_input_name_t *given, size_t n, const char *name)
   return false;
 }
 
-static srv_status_t *count_error(const srv_model_t *m, const srv_input_name_t *given,
-                                 size_t n, uint32_t required) {
+static COLD srv_status_t *count_error(const srv_model_t *m, const srv_input_name_t *given,
+                                      size_t n, uint32_t required) {
   char got[768] = "[", missing[768] = "[";
   for (size_t i = 0; i < n; i++) list_add(got, sizeof got, given[i].s, given[i].len);
   for (uint32_t i = 0; i < m->input_count; i++)

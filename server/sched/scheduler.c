@@ -135,8 +135,9 @@ static uint64_t earliest(uint64_t a, uint64_t b) {
   return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
-static void dispatch(srv_model_t *m) {
-  uint64_t now = act_now_ns();
+/* `now`: a clock read of the caller's, taken with nothing between it and
+ * this call (so one read serves a push and its dispatch). */
+static void dispatch_at(srv_model_t *m, uint64_t now) {
   srv_queue_expire(&m->queue, now, timed_out, m);
   uint64_t wait_until = 0;
   while (m->idle != NULL && !m->stopping) {
@@ -159,6 +160,8 @@ static void dispatch(srv_model_t *m) {
   srv_scheduler_timer_want(m, earliest(next, watch_sweep(m, now)));
 }
 
+static void dispatch(srv_model_t *m) { dispatch_at(m, act_now_ns()); }
+
 static void enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
   if (m->stopping) {
     srv_request_fail(r, TRITONSERVER_ERROR_UNAVAILABLE,
@@ -166,12 +169,13 @@ static void enqueue(srv_model_t *m, TRITONBACKEND_Request *r) {
                      (long long)m->version);
     return;
   }
-  if (!srv_queue_push(&m->queue, r, act_now_ns())) {
+  uint64_t now = act_now_ns();
+  if (!srv_queue_push(&m->queue, r, now)) {
     /* Triton's text: clients match on it. */
     srv_request_fail(r, TRITONSERVER_ERROR_UNAVAILABLE, "Exceeds maximum queue size");
     return;
   }
-  dispatch(m);
+  dispatch_at(m, now);
 }
 
 /* A cancel may reach us long after the request left: it may wait behind

@@ -3,14 +3,6 @@
 
 #include <math.h>
 
-uint32_t srv_hist_bucket(uint64_t us) {
-  if (us < SRV_HIST_SUB) return (uint32_t)us;
-  uint32_t e = 63u - (uint32_t)__builtin_clzll(us); /* >= SRV_HIST_SUB_BITS */
-  uint32_t sub = (uint32_t)(us >> (e - SRV_HIST_SUB_BITS)) & (SRV_HIST_SUB - 1);
-  uint32_t i = SRV_HIST_SUB + (e - SRV_HIST_SUB_BITS) * SRV_HIST_SUB + sub;
-  return i < SRV_HIST_BUCKETS ? i : SRV_HIST_BUCKETS - 1;
-}
-
 uint64_t srv_hist_lower(uint32_t i) {
   if (i < SRV_HIST_SUB) return i;
   uint32_t shift = (i - SRV_HIST_SUB) / SRV_HIST_SUB;

@@ -155,6 +155,10 @@ static inline void srv_stats_pending_add(srv_stats_t *s, int64_t delta) {
 
 /** A slot's latency histograms, made on first use. Any thread, lock-free. */
 static inline srv_latency_hists_t *srv_stats_slot_latency(srv_stats_slot_t *slot) {
+  /* Acquire: as srv_stats_block's own load; the call only for the first
+   * record of the slot. */
+  void *found = atomic_load_explicit(&slot->latency, memory_order_acquire);
+  if (found != NULL) return found;
   return (srv_latency_hists_t *)srv_stats_block(&slot->latency,
                                                 sizeof(srv_latency_hists_t));
 }
