@@ -67,13 +67,14 @@ static void outputs_release(TRITONSERVER_InferenceResponse *resp) {
  * allocator gives. `to` records the buffer before any check, so that a
  * failure still gives it back. Name and shape are taken from a response
  * that owns them in memory of their own, and copied from one that borrows
- * them (an ensemble's, whose outputs are its steps', ../model/response.h)
- * or keeps them in its own room (srv_response_room_has). */
+ * them (an ensemble's, whose outputs are its steps', ../model/response.h),
+ * keeps them in its own room (srv_response_room_has) or names the output
+ * with the model's own string (name_shared). */
 static TRITONSERVER_Error *output_copy(const srv_bls_origin_t *o, bool owned,
                                        struct TRITONBACKEND_Output *from,
                                        bls_output_t *to) {
   TRITONSERVER_ResponseAllocator *a = o->allocator;
-  if (owned && !srv_response_room_has(from->response, from->name) &&
+  if (owned && !from->name_shared && !srv_response_room_has(from->response, from->name) &&
       !srv_response_room_has(from->response, from->shape)) {
     to->name = from->name;
     from->name = NULL;

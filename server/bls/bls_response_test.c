@@ -131,9 +131,70 @@ static void test_response_conversion(void) {
   srv_infer_state_unref(fake.state);
 }
 
+/* A state that names its model: the backend's outputs are named with the
+ * model's own strings (response.h, name_shared). With OUTPUT0's buffer
+ * filling the response's room, OUTPUT1's shape is malloc'd, so its name
+ * and shape are both outside the room: the conversion must copy the name,
+ * not take over (and later free) the model's string. */
+static void test_model_named_outputs(void) {
+  srv_model_t *m = blt_model("simple");
+  REQUIRE(m != NULL);
+  TRITONBACKEND_Request fake = {.model = m, .state = srv_infer_state_new(NULL)};
+  srv_model_ref(m); /* the state's, dropped with it */
+  fake.state->model = m;
+  const char *outputs[2] = {"OUTPUT0", "OUTPUT1"};
+  srv_bls_origin_t o = {.model = m,
+                        .id = "x",
+                        .outputs = outputs,
+                        .output_count = 2,
+                        .allocator = blt_env.allocator};
+  TRITONBACKEND_Response *r = NULL;
+  TRITONBACKEND_ResponseNew(&r, &fake);
+  TRITONBACKEND_Output *out[2];
+  const int64_t shape[2][1] = {{124}, {2}};
+  const uint64_t bytes[2] = {496, 8};
+  for (uint32_t i = 0; i < 2; i++) {
+    void *buf;
+    TRITONSERVER_MemoryType mt = TRITONSERVER_MEMORY_CPU;
+    int64_t id = 0;
+    OK(TRITONBACKEND_ResponseOutput(r, &out[i], outputs[i], TRITONSERVER_TYPE_INT32,
+                                    shape[i], 1));
+    OK(TRITONBACKEND_OutputBuffer(out[i], &buf, bytes[i], &mt, &id));
+    memset(buf, 0, bytes[i]);
+  }
+  REQUIRE(out[1]->name_shared && !srv_response_room_has(r, out[1]->shape));
+  blt_error_expect(TRITONBACKEND_ResponseOutput(r, &out[0], "OUTPUT1",
+                                                TRITONSERVER_TYPE_INT32, shape[1], 1),
+                   TRITONSERVER_ERROR_ALREADY_EXISTS, "already has an output named");
+  TRITONSERVER_InferenceResponse *resp = srv_bls_response_make(&o, r);
+  srv_response_free(r);
+  uint32_t n = 0;
+  OK(TRITONSERVER_InferenceResponseOutputCount(resp, &n));
+  REQUIRE(n == 2);
+  const char *name;
+  TRITONSERVER_DataType dt;
+  const int64_t *sh;
+  uint64_t dims, size;
+  const void *base;
+  TRITONSERVER_MemoryType mt;
+  int64_t id;
+  void *userp;
+  OK(TRITONSERVER_InferenceResponseOutput(resp, 1, &name, &dt, &sh, &dims, &base, &size,
+                                          &mt, &id, &userp));
+  CHECK_STREQ(name, "OUTPUT1");
+  CHECK(dims == 1 && sh[0] == 2 && size == 8);
+  OK(TRITONSERVER_InferenceResponseDelete(resp));
+  CHECK_EQ_U64(atomic_load(&blt_live_buffers), 0);
+  srv_infer_state_unref(fake.state);
+  /* The model's names are intact. */
+  CHECK_STREQ(m->outputs[0].name, "OUTPUT0");
+  CHECK_STREQ(m->outputs[1].name, "OUTPUT1");
+}
+
 int main(void) {
   static const unit_case_t cases[] = {
       UNIT_CASE(test_response_conversion),
+      UNIT_CASE(test_model_named_outputs),
   };
   return blt_main("bls_response", cases, sizeof cases / sizeof cases[0]);
 }

@@ -103,7 +103,7 @@ void srv_response_free(TRITONBACKEND_Response *r) {
     for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
   } else {
     for (uint32_t i = 0; i < r->output_count; i++) {
-      response_release(r, r->outputs[i].name);
+      if (!r->outputs[i].name_shared) response_release(r, r->outputs[i].name);
       response_release(r, r->outputs[i].shape);
       if (!r->outputs[i].in_place) response_release(r, r->outputs[i].buffer);
     }
@@ -179,14 +179,33 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSetDoubleParameter(
   return NULL;
 }
 
+/* The model's own string for its output `name`, NULL when it has none:
+ * the response keeps the state, and the state the model, so the string
+ * outlives the response, and readers (an ensemble taking a step's outputs)
+ * may compare pointers. Backends most often make the outputs in the
+ * config's order: that one is tried first. */
+static const char *model_output_name(const TRITONBACKEND_Response *r, const char *name) {
+  const srv_model_t *m = r->state->model;
+  if (m == NULL) return NULL;
+  uint32_t n = m->output_count, next = r->output_count;
+  if (next < n &&
+      (m->outputs[next].name == name || strcmp(m->outputs[next].name, name) == 0))
+    return m->outputs[next].name;
+  for (uint32_t k = 0; k < n; k++)
+    if (k != next && strcmp(m->outputs[k].name, name) == 0) return m->outputs[k].name;
+  return NULL;
+}
+
 TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *response,
                                                  TRITONBACKEND_Output **output,
                                                  const char *name,
                                                  const TRITONSERVER_DataType datatype,
                                                  const int64_t *shape,
                                                  const uint32_t dims_count) {
+  const char *own = model_output_name(response, name);
   for (uint32_t i = 0; i < response->output_count; i++)
-    if (strcmp(response->outputs[i].name, name) == 0)
+    if (response->outputs[i].name == own ||
+        (own == NULL && strcmp(response->outputs[i].name, name) == 0))
       return api_error_new(TRITONSERVER_ERROR_ALREADY_EXISTS,
                            "response already has an output named '%s'", name);
   if (response->output_count == response->output_cap) {
@@ -205,7 +224,8 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
   memset(o, 0, sizeof *o);
   api_buffer_attributes_init(&o->attrs);
   o->response = response;
-  o->name = response_strdup(response, name);
+  o->name_shared = own != NULL;
+  o->name = own != NULL ? (char *)own : response_strdup(response, name);
   o->datatype = datatype;
   o->dims_count = dims_count;
   o->shape = response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o->shape);

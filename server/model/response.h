@@ -9,7 +9,11 @@
 #include "server/model/request.h"
 
 struct TRITONBACKEND_Output {
+  /* The model's own string when it names one of the model's outputs
+   * (`name_shared`: the model outlives the response through its state),
+   * else a copy the response owns. */
   char *name;
+  bool name_shared;
   TRITONSERVER_DataType datatype;
   int64_t *shape;
   uint32_t dims_count;

@@ -22,29 +22,38 @@
 
 /* ---- frames ---- */
 
-static ens_frame_t *frame_open(srv_ensemble_t *e, ens_frame_t *parent, uint32_t scope) {
-  ens_frame_t *f = e->pool;
-  if (f != NULL) {
-    e->pool = f->next_sibling;
-  } else {
-    f = malloc(e->frame_bytes);
-    if (f == NULL) SRV_FATAL("out of memory");
-  }
-  const srv_ensemble_graph_t *g = &e->graph;
+/* A new block: the pointers into it, and each step's place, never change
+ * while it is pooled. */
+static ens_frame_t *frame_new(const srv_ensemble_t *e) {
+  ens_frame_t *f = malloc(e->frame_bytes);
+  if (f == NULL) SRV_FATAL("out of memory");
   char *base = (char *)f;
-  memset(f, 0, sizeof *f);
   f->tensors = (ens_value_t *)(base + e->tensors_at);
   f->wait = (uint32_t *)(base + e->wait_at);
   f->steps = (ens_step_t *)(base + e->steps_at);
   f->kept = (TRITONBACKEND_Response **)(base + e->kept_at);
-  memset(f->tensors, 0, g->tensor_count * sizeof *f->tensors);
   TRITONBACKEND_Input *inputs = (TRITONBACKEND_Input *)(base + e->inputs_at);
-  for (uint32_t i = 0; i < e->scope_step_count[scope]; i++) {
-    uint32_t s = e->scope_steps[scope][i];
+  for (uint32_t s = 0; s < e->graph.step_count; s++) {
     ens_step_t *x = &f->steps[s];
     x->frame = f;
     x->inputs = inputs + e->input_offset[s];
     x->index = s;
+  }
+  return f;
+}
+
+static ens_frame_t *frame_open(srv_ensemble_t *e, ens_frame_t *parent, uint32_t scope) {
+  ens_frame_t *f = e->pool;
+  if (f != NULL)
+    e->pool = f->next_sibling;
+  else
+    f = frame_new(e);
+  memset(f, 0, offsetof(ens_frame_t, tensors));
+  /* A value is whole once set (run_start, outputs_take): only the state
+   * says whether it is. */
+  for (uint32_t t = 0; t < e->graph.tensor_count; t++) f->tensors[t].state = ENS_UNSET;
+  for (uint32_t i = 0; i < e->scope_step_count[scope]; i++) {
+    ens_step_t *x = &f->steps[e->scope_steps[scope][i]];
     x->started = x->answered = x->released = x->finished = false;
   }
   f->scope = scope;
@@ -80,6 +89,16 @@ static ens_value_t *value_of(const srv_ensemble_t *e, ens_frame_t *f, uint32_t t
   return &f->tensors[t];
 }
 
+/* The index of `name` among n specs, n when absent. Names that passed the
+ * frontend's checks are the model's own strings: equal pointers first. */
+static uint32_t spec_index(const srv_tensor_spec_t *specs, uint32_t n, const char *name) {
+  for (uint32_t j = 0; j < n; j++)
+    if (specs[j].name == name) return j;
+  for (uint32_t j = 0; j < n; j++)
+    if (strcmp(specs[j].name, name) == 0) return j;
+  return n;
+}
+
 /* ---- answers to the ensemble request ---- */
 
 static void run_send(ens_run_t *run, TRITONBACKEND_Response *r) {
@@ -112,10 +131,7 @@ static void outputs_answer(srv_model_t *m, ens_frame_t *f) {
   TRITONBACKEND_Response *r =
       response_new(run, m->decoupled ? 0 : TRITONSERVER_RESPONSE_COMPLETE_FINAL, n);
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t j = 0;
-    while (j < m->output_count && m->outputs[j].name != names[i] &&
-           strcmp(m->outputs[j].name, names[i]) != 0)
-      j++;
+    uint32_t j = spec_index(m->outputs, m->output_count, names[i]);
     if (j == m->output_count) continue; /* the frontend checked the names */
     ens_value_t *v = value_of(e, f, e->graph.outputs[j]);
     struct TRITONBACKEND_Output *o = &r->outputs[r->output_count++];
@@ -327,14 +343,12 @@ static void tensor_ready(srv_model_t *m, ens_frame_t *f, uint32_t t) {
   if (ten->is_output) tensor_notify(m, f, e->graph.step_count, e->output_scope);
 }
 
-/* A new frame counts what its steps and its answer miss, then starts what
- * misses nothing. */
-static void frame_activate(srv_model_t *m, ens_frame_t *f) {
-  srv_ensemble_t *e = m->ens;
+/* What the steps of f's scope and its answer miss, looked up in f and the
+ * frames around it. */
+static void waits_count(const srv_ensemble_t *e, ens_frame_t *f) {
   const srv_ensemble_graph_t *g = &e->graph;
-  uint32_t sc = f->scope, n = e->scope_step_count[sc];
-  f->pending = n + (e->output_scope == sc ? 1 : 0);
-  for (uint32_t i = 0; i < n; i++) {
+  uint32_t sc = f->scope;
+  for (uint32_t i = 0; i < e->scope_step_count[sc]; i++) {
     uint32_t s = e->scope_steps[sc][i];
     uint32_t missing = 0;
     for (uint32_t k = 0; k < g->steps[s].input_count; k++)
@@ -347,9 +361,26 @@ static void frame_activate(srv_model_t *m, ens_frame_t *f) {
       missing += value_of(e, f, g->outputs[o])->state == ENS_UNSET;
     f->wait[g->step_count] = missing;
   }
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t s = e->scope_steps[sc][i];
-    if (f->wait[s] == 0 && f->run->error == NULL) step_start(m, f, s);
+}
+
+/* A new frame counts what its steps and its answer miss, then starts what
+ * misses nothing. A root frame holds the ensemble's inputs alone: its
+ * counts, and the steps that start at once, were computed at load. */
+static void frame_activate(srv_model_t *m, ens_frame_t *f) {
+  srv_ensemble_t *e = m->ens;
+  const srv_ensemble_graph_t *g = &e->graph;
+  uint32_t sc = f->scope, n = e->scope_step_count[sc];
+  f->pending = n + (e->output_scope == sc ? 1 : 0);
+  if (f->parent == NULL) {
+    memcpy(f->wait, e->root_wait, (g->step_count + 1) * sizeof *f->wait);
+    for (uint32_t i = 0; i < e->root_ready_count && f->run->error == NULL; i++)
+      step_start(m, f, e->root_ready[i]);
+  } else {
+    waits_count(e, f);
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t s = e->scope_steps[sc][i];
+      if (f->wait[s] == 0 && f->run->error == NULL) step_start(m, f, s);
+    }
   }
   if (e->output_scope == sc && f->wait[g->step_count] == 0) {
     f->wait[g->step_count] = 1;
@@ -417,7 +448,7 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
     if (v->datatype != spec->datatype) {
       const char *given = TRITONSERVER_DataTypeString(v->datatype);
       err = srv_check_input_datatype(target, spec, v->datatype, given, strlen(given));
-    } else {
+    } else if (!e->input_proven[e->input_offset[s] + k]) {
       err = srv_check_input_shape(target, spec, v->shape, v->dims_count);
     }
     x->inputs[n++] = (TRITONBACKEND_Input){
@@ -431,7 +462,10 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
     };
   }
   x->req.input_count = n;
-  if (err == NULL) err = srv_check_required_inputs(target, &x->req);
+  /* Proven at load when every input the model requires is bound and none
+   * was left out (an optional ensemble input not given). */
+  if (err == NULL && !(e->required_bound[s] && n == st->input_count))
+    err = srv_check_required_inputs(target, &x->req);
   if (err == NULL) err = srv_check_batch(target, &x->req);
   if (err != NULL) {
     run_fail(m, f->run, TRITONSERVER_ERROR_INVALID_ARG, "in ensemble '%s', step %u: %s",
@@ -464,9 +498,14 @@ static bool outputs_take(srv_model_t *m, ens_frame_t *f, uint32_t s,
   srv_ensemble_t *e = m->ens;
   const srv_ens_step_t *st = &e->graph.steps[s];
   for (uint32_t k = 0; k < st->output_count; k++) {
+    /* The name is the model's own string when the backend named one of
+     * its outputs (TRITONBACKEND_ResponseOutput): equal pointers first. */
+    const char *name = e->output_names[s][k];
     const struct TRITONBACKEND_Output *o = NULL;
     for (uint32_t i = 0; i < r->output_count && o == NULL; i++)
-      if (strcmp(r->outputs[i].name, st->outputs[k].name) == 0) o = &r->outputs[i];
+      if (r->outputs[i].name == name) o = &r->outputs[i];
+    for (uint32_t i = 0; i < r->output_count && o == NULL; i++)
+      if (strcmp(r->outputs[i].name, name) == 0) o = &r->outputs[i];
     if (o == NULL || (o->buffer == NULL && o->byte_size != 0)) {
       run_fail(m, f->run, TRITONSERVER_ERROR_INTERNAL,
                "in ensemble '%s', step %u: model '%s' gave no output '%s'", m->name, s,
@@ -570,10 +609,7 @@ static void run_start(srv_model_t *m, TRITONBACKEND_Request *req) {
   for (uint32_t t = 0; t < e->graph.input_count; t++) root->tensors[t].state = ENS_ABSENT;
   for (uint32_t i = 0; i < req->input_count; i++) {
     const TRITONBACKEND_Input *in = &req->inputs[i];
-    uint32_t t = 0;
-    while (t < m->input_count && m->inputs[t].name != in->name &&
-           strcmp(m->inputs[t].name, in->name) != 0)
-      t++;
+    uint32_t t = spec_index(m->inputs, m->input_count, in->name);
     if (t == m->input_count) continue; /* the frontend checked the names */
     root->tensors[t] = (ens_value_t){
         .shape = in->shape,

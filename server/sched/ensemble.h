@@ -31,6 +31,17 @@ typedef struct srv_ensemble {
   uint32_t output_scope;  /* the scope whose frames answer the request */
   uint32_t **scope_steps; /* per scope: its steps, in run order */
   uint32_t *scope_step_count;
+  /* A run's start, computed at load (ensemble_setup.c, run_plan): a root
+   * frame's wait counts (per step, then the answer), the steps of scope 0
+   * that wait for nothing, in run order, and per step whether it binds
+   * every input its model requires. */
+  uint32_t *root_wait;
+  uint32_t *root_ready, root_ready_count;
+  bool *required_bound;
+  /* Per step input (at input_offset): whether its shape check is proven
+   * at load: the ensemble's own input, checked by the frontend against a
+   * spec of the same type and dims, the two models batching alike. */
+  bool *input_proven;
   /* A frame's memory, one block: offsets of its parts. */
   size_t frame_bytes, tensors_at, wait_at, steps_at, inputs_at, kept_at;
   uint32_t *input_offset; /* per step: its first input in the block's inputs */

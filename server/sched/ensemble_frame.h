@@ -62,6 +62,8 @@ typedef struct ens_frame {
   uint32_t running; /* steps started and not finished */
   uint32_t live_children;
   uint32_t kept_count;
+  /* Set once when the block is made (they point into it), kept through
+   * the pool: frame_open clears only what is above. */
   ens_value_t *tensors;          /* per tensor; only its scope's are used */
   uint32_t *wait;                /* per step, then the answer: inputs missing */
   ens_step_t *steps;             /* per step */

@@ -143,6 +143,63 @@ static srv_status_t *scopes_compute(srv_model_t *m, srv_ensemble_t *e, upb_Arena
   return NULL;
 }
 
+/* Whether a step input bound to the ensemble's input `own` passes
+ * srv_check_input_shape against `spec` of `target` whenever the frontend's
+ * check of the client's input against `own` of m passed: same type, same
+ * dims, and a batch dimension in both models or in neither. */
+static bool shape_proven(const srv_model_t *m, const srv_tensor_spec_t *own,
+                         const srv_model_t *target, const srv_tensor_spec_t *spec) {
+  if (own->datatype != spec->datatype || own->dims_count != spec->dims_count ||
+      (m->max_batch_size > 0) != (target->max_batch_size > 0))
+    return false;
+  return own->dims_count == 0 ||
+         memcmp(own->dims, spec->dims, own->dims_count * sizeof *own->dims) == 0;
+}
+
+/* What every run recomputed and the load can know: a root frame's wait
+ * counts (its only values are the ensemble's inputs, given or absent, so a
+ * step or the answer of scope 0 waits for each of its tensors that is not
+ * one), the steps that start at once, and whether a step binds every input
+ * its model requires (srv_check_required_inputs then passes unless an
+ * optional ensemble input was left out). */
+static void run_plan(const srv_model_t *m, srv_ensemble_t *e, upb_Arena *a) {
+  const srv_ensemble_graph_t *g = &e->graph;
+  e->root_wait = arena_array(a, g->step_count + 1, sizeof *e->root_wait);
+  e->root_ready = arena_array(a, e->scope_step_count[0], sizeof *e->root_ready);
+  e->required_bound = arena_array(a, g->step_count, sizeof *e->required_bound);
+  for (uint32_t i = 0; i < e->scope_step_count[0]; i++) {
+    uint32_t s = e->scope_steps[0][i];
+    for (uint32_t k = 0; k < g->steps[s].input_count; k++)
+      e->root_wait[s] += g->steps[s].inputs[k].tensor >= g->input_count;
+    if (e->root_wait[s] == 0) e->root_ready[e->root_ready_count++] = s;
+  }
+  if (e->output_scope == 0)
+    for (uint32_t o = 0; o < g->output_count; o++)
+      e->root_wait[g->step_count] += g->outputs[o] >= g->input_count;
+  for (uint32_t s = 0; s < g->step_count; s++) {
+    const srv_model_t *target = e->models[s];
+    bool bound = true;
+    for (uint32_t i = 0; i < target->input_count && bound; i++) {
+      if (target->inputs[i].optional) continue;
+      bound = false;
+      for (uint32_t k = 0; k < g->steps[s].input_count && !bound; k++)
+        bound = e->input_specs[s][k]->name == target->inputs[i].name;
+    }
+    e->required_bound[s] = bound;
+  }
+  uint32_t inputs = 0;
+  for (uint32_t s = 0; s < g->step_count; s++) inputs += g->steps[s].input_count;
+  e->input_proven = arena_array(a, inputs, sizeof *e->input_proven);
+  for (uint32_t s = 0; s < g->step_count; s++) {
+    for (uint32_t k = 0; k < g->steps[s].input_count; k++) {
+      uint32_t t = g->steps[s].inputs[k].tensor;
+      e->input_proven[e->input_offset[s] + k] =
+          t < g->input_count &&
+          shape_proven(m, &m->inputs[t], e->models[s], e->input_specs[s][k]);
+    }
+  }
+}
+
 static size_t align_up(size_t n) {
   size_t al = alignof(max_align_t);
   return (n + al - 1) / al * al;
@@ -198,6 +255,7 @@ srv_status_t *srv_ensemble_setup(srv_model_t *m, const char *source) {
   bindings_resolve(e, m->arena);
   if ((err = scopes_compute(m, e, m->arena, source)) != NULL) return err;
   frame_layout(e, m->arena);
+  run_plan(m, e, m->arena);
   return NULL;
 }
 

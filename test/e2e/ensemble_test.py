@@ -141,6 +141,10 @@ def models():
         "stat_add": addsub("stat_add"),
         "ens_stat": chain2("ens_stat", "stat_add"),
         "ens_shape": chain2("ens_shape", "add", dims="-1"),
+        # IN1 is optional in the ensemble, required by the step's model.
+        "ens_opt": chain2("ens_opt", "add").replace(
+            'name: "IN1" data_type: TYPE_INT32 dims: [ 16 ]',
+            'name: "IN1" data_type: TYPE_INT32 dims: [ 16 ] optional: true', 1),
         # One tensor into both inputs of a step; an ensemble as a step;
         # BYTES and a large tensor through steps.
         "ens_dup": ensemble("ens_dup", [("IN", "INT32", "-1")],
@@ -601,6 +605,18 @@ class Ensembles(EnsembleCase):
         self.assertIn("[-1,16]", msg)
         self.assertTrue(wait_until(lambda: self.counts("ens_shape")[1] > before[1], 5))
         self.assertEqual(self.counts("ens_shape"), (before[0], before[1] + 1))
+        self.assert_healthy()
+
+    def test_step_misses_required_input(self):
+        """An optional ensemble input left out reaches a step whose model
+        requires it: the step's required-inputs check (which a run skips
+        only when every bound input is there) refuses it."""
+        a = np.arange(16, dtype=np.int32).reshape(1, 16)
+        msg = self.expect_error(infer_request("ens_opt", [("IN0", "INT32", a)]),
+                                E.INVALID_ARGUMENT, "in ensemble 'ens_opt', step 0", "'add'")
+        self.assertIn("INPUT0", msg)
+        out = outputs(self.stub.ModelInfer(pair_request("ens_opt", a, a), timeout=RPC_TIMEOUT))
+        np.testing.assert_array_equal(out["OUT0"], 2 * a)
         self.assert_healthy()
 
     def test_step_error_ends_run(self):
