@@ -10,10 +10,9 @@
 
 struct TRITONBACKEND_Output {
   /* The model's own string when it names one of the model's outputs
-   * (`name_shared`: the model outlives the response through its state),
-   * else a copy the response owns. */
+   * (`name_shared`, below: the model outlives the response through its
+   * state), else a copy the response owns. */
   char *name;
-  bool name_shared;
   TRITONSERVER_DataType datatype;
   int64_t *shape;
   uint32_t dims_count;
@@ -27,6 +26,7 @@ struct TRITONBACKEND_Output {
    * it): the defaults until the buffer exists, then the buffer's. */
   TRITONSERVER_BufferAttributes attrs;
   struct TRITONBACKEND_Response *response; /* whose room its buffer may use */
+  bool name_shared; /* last: tests build outputs by position */
 };
 
 typedef struct {
