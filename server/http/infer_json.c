@@ -9,6 +9,7 @@
 
 #include "server/api/datatype.h"
 #include "server/common/memory.h"
+#include "server/http/header_memo.h"
 #include "server/http/json_params.h"
 #include "server/http/json_shm.h"
 #include "server/http/json_tensor.h"
@@ -294,7 +295,7 @@ static srv_status_t *outputs_read(srv_model_t *m, const srv_model_desc_t *d,
 /* The JSON header, parsed; Triton's text when it is not JSON. */
 static srv_status_t *header_load(const char *body, size_t len, json_t **root) {
   json_error_t err;
-  *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+  *root = srv_header_memo_load(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
   if (*root == NULL)
     return BAD("failed to parse the request JSON buffer: %s at %d", err.text,
                err.position);

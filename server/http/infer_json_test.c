@@ -303,6 +303,34 @@ static void test_malformed(void) {
   "\",\"datatype\":\"INT32\",\"shape\":[1,16]," \
   "\"parameters\":{\"binary_data_size\":" #size "}}"
 
+/* The thread keeps its last header (header_memo.h): the same bytes again
+ * read the kept tree, and a header of the same length that differs is
+ * parsed on its own, its answer its own, before and after. */
+static void test_header_memo(void) {
+  int32_t bin[32];
+  for (int i = 0; i < 32; i++) bin[i] = i;
+  const char *a = "{\"inputs\":[" BIN_INPUT("INPUT0", 64) "," BIN_INPUT("INPUT1", 64) "]}";
+  const char *b = "{\"inputs\":[" BIN_INPUT("INPUT1", 64) "," BIN_INPUT("INPUT0", 64) "]}";
+  const char *bad = "{\"inputs\":[" BIN_INPUT("INPUT0", 64) "," BIN_INPUT("INPUTX", 64) "]}";
+  REQUIRE(strlen(a) == strlen(b) && strlen(a) == strlen(bad));
+  for (int round = 0; round < 2; round++) {
+    parsed_t p = parse_full(simple, &simple_d, a, bin, sizeof bin, strlen(a));
+    REQUIRE(p.r != NULL);
+    const struct TRITONBACKEND_Input *in = input_named(p.r, "INPUT1");
+    CHECK(in->buffers[0].base == p.body + strlen(a) + 64); /* INPUT1 second */
+    done(&p);
+    p = parse_full(simple, &simple_d, b, bin, sizeof bin, strlen(b));
+    REQUIRE(p.r != NULL);
+    in = input_named(p.r, "INPUT1");
+    CHECK(in->buffers[0].base == p.body + strlen(b)); /* INPUT1 first */
+    done(&p);
+    p = parse_full(simple, &simple_d, bad, bin, sizeof bin, strlen(bad));
+    CHECK(p.r == NULL);
+    CHECK(strstr(p.message, "INPUTX") != NULL);
+    done(&p);
+  }
+}
+
 static void test_binary_inputs(void) {
   int32_t bin[32];
   for (int i = 0; i < 32; i++) bin[i] = i;
@@ -997,6 +1025,7 @@ int main(void) {
       UNIT_CASE(test_datatype_refusals),
       UNIT_CASE(test_malformed),
       UNIT_CASE(test_binary_inputs),
+      UNIT_CASE(test_header_memo),
       UNIT_CASE(test_parameters),
       UNIT_CASE(test_parameter_bounds),
       UNIT_CASE(test_outputs),
