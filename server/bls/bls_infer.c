@@ -108,8 +108,7 @@ static srv_status_t *inputs_build(const srv_model_t *m,
                                   upb_Arena *arena, TRITONBACKEND_Request *r) {
   /* Zeroed: fields not set here (a GPU input's host copy, `staged`) start
    * empty, as the release expects. */
-  r->inputs = srv_arena_alloc(arena, u->input_count * sizeof *r->inputs);
-  memset(r->inputs, 0, u->input_count * sizeof *r->inputs);
+  r->inputs = srv_arena_zalloc(arena, u->input_count * sizeof *r->inputs);
   srv_bls_input_t raw; /* the only input when set */
   srv_status_t *raw_st = srv_bls_raw_input(m, u, arena, &raw);
   if (raw_st != NULL) return raw_st;
@@ -146,8 +145,7 @@ static TRITONSERVER_Error *flight_build(TRITONSERVER_InferenceRequest *u,
   srv_model_t *m = u->model;
   upb_Arena *arena = upb_Arena_New();
   if (arena == NULL) SRV_FATAL("out of memory");
-  flight_t *f = srv_arena_alloc(arena, sizeof *f);
-  memset(f, 0, sizeof *f);
+  flight_t *f = srv_arena_zalloc(arena, sizeof *f);
   f->arena = arena;
   TRITONBACKEND_Request *r = &f->request;
   r->model = m;

@@ -24,6 +24,12 @@ void *srv_arena_alloc(upb_Arena *a, size_t size) {
   return p;
 }
 
+void *srv_arena_zalloc(upb_Arena *a, size_t size) {
+  void *p = srv_arena_alloc(a, size);
+  memset(p, 0, size ? size : 1);
+  return p;
+}
+
 void *srv_arena_copy(upb_Arena *a, const void *src, size_t size) {
   void *p = srv_arena_alloc(a, size);
   if (size > 0) memcpy(p, src, size);

@@ -18,6 +18,11 @@ char *srv_strndup(const char *s, size_t n);
 /** `size` bytes (at least 1) from the arena, never NULL. */
 void *srv_arena_alloc(upb_Arena *a, size_t size);
 
+/** `size` zeroed bytes (at least 1) from the arena, never NULL. Arena
+ *  blocks are reused (pooled), so a record whose fields are not all set
+ *  by its maker must come from here, not from srv_arena_alloc. */
+void *srv_arena_zalloc(upb_Arena *a, size_t size);
+
 /** A copy of `size` bytes in the arena. */
 void *srv_arena_copy(upb_Arena *a, const void *src, size_t size);
 

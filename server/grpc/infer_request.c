@@ -165,8 +165,7 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
   out->datatype = type;
   out->shape = shape;
   out->dims_count = (uint32_t)n;
-  srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
-  memset(buf, 0, sizeof *buf);
+  srv_buffer_t *buf = srv_arena_zalloc(arena, sizeof *buf);
   const inference_InferTensorContents *contents =
       inference_ModelInferRequest_InferInputTensor_contents(in);
   shm_params_t sp = input_shm_params(in);
@@ -532,8 +531,7 @@ srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
                                       const inference_ModelInferRequest *req,
                                       srv_shm_t *shm, upb_Arena *arena,
                                       TRITONBACKEND_Request **out, srv_shm_uses_t **uses) {
-  TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
-  memset(r, 0, sizeof *r);
+  TRITONBACKEND_Request *r = srv_arena_zalloc(arena, sizeof *r);
   r->model = m;
   r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
   shm_binds_t binds = {.shm = shm};

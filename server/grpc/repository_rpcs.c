@@ -57,8 +57,7 @@ static void op_answered(srv_call_t *call, void *ctx, act_msg_t *msg) {
 static srv_repo_op_t *op_new(srv_call_t *call, srv_repo_op_kind_t kind,
                              upb_StringView name) {
   upb_Arena *a = srv_call_arena(call);
-  srv_repo_op_t *op = srv_arena_alloc(a, sizeof *op);
-  memset(op, 0, sizeof *op);
+  srv_repo_op_t *op = srv_arena_zalloc(a, sizeof *op);
   op->kind = kind;
   op->name = srv_arena_strview(a, name);
   op->done = op_done;

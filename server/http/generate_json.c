@@ -47,8 +47,7 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
       !shape_make(d, spec, n, shape, &dims))
     st = BAD(SRV_JSON_SHAPE_TEXT);
   if (st == NULL) st = srv_check_input_shape(m, spec, shape, dims);
-  srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
-  *buf = (srv_buffer_t){0}; /* host memory: see infer_json.c's input_read */
+  srv_buffer_t *buf = srv_arena_zalloc(arena, sizeof *buf);
   if (st == NULL)
     st = srv_json_tensor_read(data, spec->datatype, n, spec->name, arena, buf);
   json_decref(data);
@@ -65,8 +64,7 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
                                  TRITONBACKEND_Request *r) {
   size_t n = d->input_count ? d->input_count : 1;
   /* Zeroed: fields the parse does not set start empty (see infer_json.c). */
-  r->inputs = srv_arena_alloc(arena, n * sizeof *r->inputs);
-  memset(r->inputs, 0, n * sizeof *r->inputs);
+  r->inputs = srv_arena_zalloc(arena, n * sizeof *r->inputs);
   for (uint32_t i = 0; i < d->input_count; i++) {
     const json_t *v = json_object_get(root, d->inputs[i].name);
     if (v == NULL) continue;
@@ -86,8 +84,7 @@ srv_status_t *srv_http_generate_parse(srv_model_t *m, const srv_model_desc_t *d,
   if (root == NULL)
     return BAD("failed to parse the request JSON buffer: %s at %d", err.text,
                err.position);
-  TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
-  memset(r, 0, sizeof *r);
+  TRITONBACKEND_Request *r = srv_arena_zalloc(arena, sizeof *r);
   r->model = m;
   r->id = "";
   srv_status_t *st =

@@ -153,8 +153,7 @@ static srv_status_t *input_read(srv_model_t *m, const srv_model_desc_t *d,
   /* Zeroed: the arena's blocks are reused (pooled), and a buffer read from
    * the body or from JSON sets only its bytes; its memory type must read
    * CPU, not what the block held before. */
-  srv_buffer_t *buf = srv_arena_alloc(arena, sizeof *buf);
-  *buf = (srv_buffer_t){0};
+  srv_buffer_t *buf = srv_arena_zalloc(arena, sizeof *buf);
   st = data_read(d, in, spec, type, shape, dims, src, arena, buf);
   if (st == NULL)
     st = srv_check_input_data(m, spec, type, shape, dims, buf, 1, &out->byte_size);
@@ -200,8 +199,7 @@ static srv_status_t *inputs_read(srv_model_t *m, const srv_model_desc_t *d,
   size_t n = json_array_size(inputs);
   /* Zeroed: fields the parse does not set (a GPU input's host copy) start
    * empty, as the release expects. */
-  r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
-  memset(r->inputs, 0, (n ? n : 1) * sizeof *r->inputs);
+  r->inputs = srv_arena_zalloc(arena, (n ? n : 1) * sizeof *r->inputs);
   for (size_t i = 0; i < n; i++) {
     srv_status_t *st =
         input_read(m, d, json_array_get(inputs, i), src, arena, &r->inputs[i]);
@@ -340,8 +338,7 @@ srv_status_t *srv_http_infer_parse(srv_model_t *m, const srv_model_desc_t *d,
   json_t *root;
   srv_status_t *st = header_load(body, header_len, &root);
   if (st != NULL) return st;
-  TRITONBACKEND_Request *r = srv_arena_alloc(arena, sizeof *r);
-  memset(r, 0, sizeof *r);
+  TRITONBACKEND_Request *r = srv_arena_zalloc(arena, sizeof *r);
   memset(opts, 0, sizeof *opts);
   r->model = m;
   srv_json_shm_binds_t binds = {.shm = shm, .arena = arena};

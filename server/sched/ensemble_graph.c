@@ -378,8 +378,7 @@ static srv_status_t *inputs_read(ctx_t *c, const inference_ModelConfig *config,
   c->tensors = srv_arena_alloc(c->arena, (cap ? cap : 1) * sizeof *c->tensors);
   uint32_t slots = 16;
   while (slots < 2 * cap) slots *= 2;
-  c->slots = srv_arena_alloc(c->arena, slots * sizeof *c->slots);
-  memset(c->slots, 0, slots * sizeof *c->slots);
+  c->slots = srv_arena_zalloc(c->arena, slots * sizeof *c->slots);
   c->slot_mask = slots - 1;
   size_t n;
   const inference_ModelInput *const *in = inference_ModelConfig_input(config, &n);
@@ -419,8 +418,7 @@ srv_status_t *srv_ensemble_graph_compile(const inference_ModelConfig *config,
   if ((e = bounds_check(&c, s, steps_n, inputs_n, &names)) != NULL) return e;
   if ((e = inputs_read(&c, config, names)) != NULL) return e;
   uint32_t step_count = (uint32_t)steps_n, input_count = c.count;
-  srv_ens_step_t *steps = srv_arena_alloc(arena, step_count * sizeof *steps);
-  memset(steps, 0, step_count * sizeof *steps);
+  srv_ens_step_t *steps = srv_arena_zalloc(arena, step_count * sizeof *steps);
   for (uint32_t i = 0; i < step_count; i++)
     if ((e = step_outputs(&c, s[i], i, &steps[i])) != NULL) return e;
   for (uint32_t i = 0; i < step_count; i++)

@@ -446,8 +446,7 @@ static srv_status_t *initial_data_read(
                (unsigned long long)SRV_CONFIG_INITIAL_STATE_MAX);
   switch (inference_ModelSequenceBatching_InitialState_state_data_case(is)) {
     case inference_ModelSequenceBatching_InitialState_state_data_zero_data:
-      out->initial_data = srv_arena_alloc(c->arena, need);
-      memset(out->initial_data, 0, need);
+      out->initial_data = srv_arena_zalloc(c->arena, need);
       out->initial_size = need;
       break;
     case inference_ModelSequenceBatching_InitialState_state_data_data_file: {
