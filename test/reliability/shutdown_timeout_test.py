@@ -225,7 +225,13 @@ class ShutdownTimeout(unittest.TestCase):
         self.assertEqual(code, 0, log)
         self.assertLess(time.monotonic() - start, 20, log)
         self.assertIn("nereid stopped", log)
-        self.assertEqual(late.exception().code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        # Its deadline normally passes while the server drains (DEADLINE_EXCEEDED).
+        # Under TSan on a loaded 2-core host the shutdown has also ended it
+        # first, UNAVAILABLE (1 run of 4 full TSan runs, 2026-11-26); either
+        # way it got an answer and the server exited cleanly, which is what
+        # the bug broke.
+        self.assertIn(late.exception().code(),
+                      (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE))
 
 
 if __name__ == "__main__":
