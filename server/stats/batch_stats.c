@@ -53,9 +53,14 @@ srv_batch_stats_t *srv_batch_table_entry(srv_batch_table_t *t, uint64_t size) {
   if (size > t->limit) return NULL;
   uint32_t n = (uint32_t)(size / NODE_SPAN);
   uint32_t l = (uint32_t)(size % NODE_SPAN / SRV_BATCH_STATS_LEAF);
-  slot_t *node = srv_stats_block(&t->nodes[n], leaf_count(t, n) * sizeof(slot_t));
-  srv_batch_stats_t *leaf =
-      srv_stats_block(&node[l], SRV_BATCH_STATS_LEAF * sizeof(srv_batch_stats_t));
+  /* Every report after a size's first finds both levels made: two loads,
+   * not two calls (issue 21). Acquire: as srv_stats_block's own load. */
+  slot_t *node = atomic_load_explicit(&t->nodes[n], memory_order_acquire);
+  if (node == NULL)
+    node = srv_stats_block(&t->nodes[n], leaf_count(t, n) * sizeof(slot_t));
+  srv_batch_stats_t *leaf = atomic_load_explicit(&node[l], memory_order_acquire);
+  if (leaf == NULL)
+    leaf = srv_stats_block(&node[l], SRV_BATCH_STATS_LEAF * sizeof(srv_batch_stats_t));
   return &leaf[size % SRV_BATCH_STATS_LEAF];
 }
 
