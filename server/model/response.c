@@ -70,6 +70,7 @@ static void *response_alloc(TRITONBACKEND_Response *r, size_t size) {
     r->inline_used = (uint32_t)(at + size);
     return r->inline_mem + at;
   }
+  r->spilled = true;
   return malloc(size);
 }
 
@@ -102,7 +103,8 @@ void srv_response_free(TRITONBACKEND_Response *r) {
   if (r->borrows) { /* its arrays live in its own block */
     for (uint32_t i = 0; i < r->lender_count; i++) srv_response_free(r->lenders[i]);
   } else {
-    for (uint32_t i = 0; i < r->output_count; i++) {
+    /* Only a response that spilled out of its room has parts to free. */
+    for (uint32_t i = 0; r->spilled && i < r->output_count; i++) {
       if (!r->outputs[i].name_shared) response_release(r, r->outputs[i].name);
       response_release(r, r->outputs[i].shape);
       if (!r->outputs[i].in_place) response_release(r, r->outputs[i].buffer);

@@ -62,6 +62,9 @@ struct TRITONBACKEND_Response {
   bool lent, borrows;
   /* From response.c's block pool (else calloc'd by its maker). */
   bool pooled;
+  /* Some name, shape or buffer of its outputs was malloc'd, not taken
+   * from inline_mem: srv_response_free looks for them only then. */
+  bool spilled;
   _Atomic uint32_t holders;
   struct TRITONBACKEND_Response **lenders;
   uint32_t lender_count;
