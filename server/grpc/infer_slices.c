@@ -2,6 +2,7 @@
 #include "server/grpc/infer_slices.h"
 
 #include <grpc/slice.h>
+#include <grpc/slice_buffer.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,12 @@
 #define RAW_OUTPUT_TAG ((6u << 3) | 2u)
 
 static bool requested(const TRITONBACKEND_Request *req, const char *name) {
+  /* Pointers first: the gRPC frontend names requested outputs with the
+   * model's own strings, and so does TRITONBACKEND_ResponseOutput the
+   * outputs it makes, so a match is most often the same string (issue 21:
+   * no strcmp per output). Names from elsewhere still compare by text. */
+  for (uint32_t i = 0; i < req->output_count; i++)
+    if (req->outputs[i] == name) return true;
   for (uint32_t i = 0; i < req->output_count; i++)
     if (strcmp(req->outputs[i], name) == 0) return true;
   return false;
@@ -38,22 +45,34 @@ bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
   return false;
 }
 
-/* The slices being gathered. Copied bytes are written once, straight into
- * one slice allocated up front (`run`, sized for all of them); each stretch
- * between two referenced outputs goes out as a sub-slice of it (a
- * reference, no copy). */
+/* The slices being gathered, added to the byte buffer as they are made
+ * (each handing its reference over: no ref and unref per slice). Copied
+ * bytes are written once, straight into one slice allocated up front
+ * (`run`, sized for all of them); each stretch between two referenced
+ * outputs goes out as a sub-slice of it (a reference, no copy). */
 typedef struct {
-  grpc_slice *slices;
-  size_t count;
+  grpc_byte_buffer *bb;
   grpc_slice run;
   size_t run_start, run_len; /* the stretch not yet in a slice */
 } gather_t;
 
 static void run_flush(gather_t *g) {
   if (g->run_len == 0) return;
-  g->slices[g->count++] = grpc_slice_sub(g->run, g->run_start, g->run_start + g->run_len);
+  grpc_slice_buffer_add(&g->bb->data.raw.slice_buffer,
+                        grpc_slice_sub(g->run, g->run_start, g->run_start + g->run_len));
   g->run_start += g->run_len;
   g->run_len = 0;
+}
+
+/* The last stretch takes the run's own reference over: most replies are
+ * that one slice. */
+static void run_flush_last(gather_t *g) {
+  if (g->run_len == 0) {
+    grpc_slice_unref(g->run);
+    return;
+  }
+  grpc_slice_buffer_add(&g->bb->data.raw.slice_buffer,
+                        grpc_slice_sub_no_ref(g->run, g->run_start, g->run_start + g->run_len));
 }
 
 /* A varint at p (room for 10 bytes); returns the byte after it. */
@@ -134,19 +153,17 @@ static plan_t *wanted(const TRITONBACKEND_Request *request,
   return plan;
 }
 
-/* The slice array and the run, sized for a head of head_len bytes. */
-static void gather_start(gather_t *g, size_t head_len, const TRITONBACKEND_Response *r,
-                         upb_Arena *a) {
-  /* At most: the head, and per output one copied run and one reference. */
+/* The byte buffer and the run, sized for a head of head_len bytes. */
+static void gather_start(gather_t *g, size_t head_len, const TRITONBACKEND_Response *r) {
+  /* At most: the head, and per output its tag and length and its bytes
+   * when copied. */
   size_t small = head_len + 22; /* the outer tag and length, if any */
   for (uint32_t i = 0; i < r->output_count; i++) {
     small += 11;
     if (!taken(r, &r->outputs[i])) small += r->outputs[i].byte_size;
   }
-  *g = (gather_t){
-      .slices = upb_Arena_Malloc(a, (2 * r->output_count + 1) * sizeof(grpc_slice)),
-      .run = grpc_slice_malloc(small)};
-  if (g->slices == NULL) SRV_FATAL("out of memory");
+  *g = (gather_t){.bb = grpc_raw_byte_buffer_create(NULL, 0),
+                  .run = grpc_slice_malloc(small)};
 }
 
 static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
@@ -222,7 +239,7 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
   size_t head_len = string_len(name_len) + string_len(version_len) + string_len(id_len) +
                     plan_outputs(plan, r);
   gather_t g;
-  gather_start(&g, head_len, r, a);
+  gather_start(&g, head_len, r);
   unsigned char *p = GRPC_SLICE_START_PTR(g.run);
   p = put_string(p, 1, d.name, name_len);
   p = put_string(p, 2, d.version_string, version_len);
@@ -246,7 +263,7 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
   if (head == NULL) SRV_FATAL("out of memory");
   plan_t *plan = wanted(request, r, a);
   gather_t g;
-  gather_start(&g, head_len, r, a);
+  gather_start(&g, head_len, r);
   if (field != 0) { /* the reply nested in an outer message's field */
     size_t inner = head_len;
     for (uint32_t i = 0; i < r->output_count; i++) {
@@ -281,14 +298,12 @@ static grpc_byte_buffer *gather_outputs(gather_t *g, TRITONBACKEND_Response *r,
     void *buffer = o->buffer;
     o->buffer = NULL; /* the response frees it no more */
     d->buffer = buffer;
-    g->slices[g->count++] = grpc_slice_new_with_user_data(buffer, len, detached_free, d);
+    grpc_slice_buffer_add(&g->bb->data.raw.slice_buffer,
+                          grpc_slice_new_with_user_data(buffer, len, detached_free, d));
     /* Last of the actor's accesses to d and the buffer: gRPC sees the slice
      * only once the byte buffer is handed over, after this. */
     atomic_store_explicit(&d->handed, true, memory_order_release);
   }
-  run_flush(g);
-  grpc_slice_unref(g->run); /* its sub-slices keep it */
-  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(g->slices, g->count);
-  for (size_t i = 0; i < g->count; i++) grpc_slice_unref(g->slices[i]);
-  return bb;
+  run_flush_last(g); /* earlier sub-slices hold the run too */
+  return g->bb;
 }
