@@ -35,10 +35,10 @@ static bool validate(const bk_model_config_t *cfg, char *err, size_t len) {
 static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response, const bk_input_t *a,
                                    const bk_input_t *b) {
+  bool wanted[2];
+  BK_RETURN_IF_ERROR(bk_outputs_requested(request, kOutputNames, 2, wanted));
   for (int i = 0; i < 2; i++) {
-    bool wanted = false;
-    BK_RETURN_IF_ERROR(bk_output_requested(request, kOutputs[i].name, &wanted));
-    if (!wanted) continue;
+    if (!wanted[i]) continue;
     void *out = NULL;
     BK_RETURN_IF_ERROR(bk_output_new(response, kOutputs[i].name, a->datatype, a->shape,
                                      a->dims_count, a->byte_size, &out));

@@ -22,6 +22,26 @@ TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const ch
   return NULL;
 }
 
+TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
+                                         const char *const *names, uint32_t n,
+                                         bool *requested) {
+  for (uint32_t k = 0; k < n; k++) requested[k] = false;
+  uint32_t count = 0, found = 0;
+  BK_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &count));
+  for (uint32_t i = 0; i < count && found < n; i++) {
+    const char *out = NULL;
+    BK_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(request, i, &out));
+    for (uint32_t k = 0; out != NULL && k < n; k++) {
+      if (!requested[k] && strcmp(out, names[k]) == 0) {
+        requested[k] = true;
+        found++;
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
 TRITONSERVER_Error *bk_output_new(TRITONBACKEND_Response *response, const char *name,
                                   TRITONSERVER_DataType datatype, const int64_t *shape,
                                   uint32_t dims_count, uint64_t byte_size,

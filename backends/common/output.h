@@ -15,6 +15,14 @@
 TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const char *name,
                                         bool *requested);
 
+/** Which of the n outputs `names` are among the request's requested
+ * outputs (requested[k] for names[k]), in one pass over the request's list:
+ * the same answers as bk_output_requested for each, with the request's
+ * names read once and none compared again once found (issue 21). */
+TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
+                                         const char *const *names, uint32_t n,
+                                         bool *requested);
+
 /** Adds output `name` (type and shape are copied) and gets its buffer of
  * byte_size bytes in CPU memory; *buffer belongs to the response. A buffer
  * placed in GPU memory is an UNSUPPORTED error naming the output. */
