@@ -223,16 +223,20 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
     response->outputs = grown;
   }
   struct TRITONBACKEND_Output *o = &response->outputs[response->output_count++];
-  memset(o, 0, sizeof *o);
-  api_buffer_attributes_init(&o->attrs);
-  o->response = response;
-  o->name_shared = own != NULL;
-  o->name = own != NULL ? (char *)own : response_strdup(response, name);
-  o->datatype = datatype;
-  o->dims_count = dims_count;
-  o->shape = response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o->shape);
-  if (o->shape == NULL) SRV_FATAL("out of memory");
-  if (dims_count) memcpy(o->shape, shape, dims_count * sizeof *shape);
+  char *o_name = own != NULL ? (char *)own : response_strdup(response, name);
+  int64_t *o_shape = response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o_shape);
+  if (o_shape == NULL) SRV_FATAL("out of memory");
+  if (dims_count) memcpy(o_shape, shape, dims_count * sizeof *shape);
+  /* One store of the whole output, its buffer attributes the defaults of
+   * api_buffer_attributes_init (0 bytes of CPU memory, id 0, no handle):
+   * not a clear, then a second clear of the attributes (issue 21). */
+  _Static_assert(TRITONSERVER_MEMORY_CPU == 0, "zeroed attributes are the defaults");
+  *o = (struct TRITONBACKEND_Output){.name = o_name,
+                                     .datatype = datatype,
+                                     .shape = o_shape,
+                                     .dims_count = dims_count,
+                                     .response = response,
+                                     .name_shared = own != NULL};
   if (response->state->shm != NULL) o->shm = srv_shm_uses_output(response->state->shm, name);
   *output = o;
   return NULL;
