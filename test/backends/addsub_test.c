@@ -113,6 +113,31 @@ static void only_requested_outputs(void) {
   CHECK(bt_with_model(BT_BACKENDS, NULL, "simple", kSimple, requested_outputs_body));
 }
 
+/* Asked for in the other order than the backend makes them: both still
+ * come, each with its own values (bk_outputs_requested's one pass). */
+static void reversed_outputs_body(bt_server_t *s) {
+  int32_t a[16] = {5}, b[16] = {3};
+  int64_t shape[2] = {1, 16};
+  bt_call_t *call = bt_call_new(s, "simple");
+  bt_call_input(call, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, a, sizeof a, 1);
+  bt_call_input(call, "INPUT1", TRITONSERVER_TYPE_INT32, shape, 2, b, sizeof b, 1);
+  bt_call_output(call, "OUTPUT1");
+  bt_call_output(call, "OUTPUT0");
+  REQUIRE(bt_call_send(call));
+  REQUIRE(bt_call_wait_done(call, bt_ms(5000)));
+  bt_sent_t sent = bt_call_sent(call, 0);
+  CHECK(sent.error == NULL && sent.output_count == 2);
+  const bt_tensor_t *sum = bt_sent_output(&sent, "OUTPUT0");
+  const bt_tensor_t *diff = bt_sent_output(&sent, "OUTPUT1");
+  REQUIRE(sum != NULL && diff != NULL && sum->size == sizeof a && diff->size == sizeof a);
+  CHECK(((const int32_t *)sum->data)[0] == 8 && ((const int32_t *)diff->data)[0] == 2);
+  bt_call_free(call);
+}
+
+static void outputs_asked_in_reverse_order(void) {
+  CHECK(bt_with_model(BT_BACKENDS, NULL, "simple", kSimple, reversed_outputs_body));
+}
+
 static void int8_body(bt_server_t *s) {
   int8_t a[16], b[16];
   for (int i = 0; i < 16; i++) {
@@ -266,6 +291,7 @@ static void bad_configs_are_rejected(void) {
 }
 
 UNIT_MAIN("addsub", UNIT_CASE(simple_batch_of_two_split_inputs),
-          UNIT_CASE(only_requested_outputs), UNIT_CASE(simple_int8_wraps),
+          UNIT_CASE(only_requested_outputs), UNIT_CASE(outputs_asked_in_reverse_order),
+          UNIT_CASE(simple_int8_wraps),
           UNIT_CASE(errors_are_per_request), UNIT_CASE(wrong_byte_size_and_type),
           UNIT_CASE(empty_batch_dim), UNIT_CASE(bad_configs_are_rejected))
