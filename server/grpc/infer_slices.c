@@ -71,8 +71,9 @@ static void run_flush_last(gather_t *g) {
     grpc_slice_unref(g->run);
     return;
   }
-  grpc_slice_buffer_add(&g->bb->data.raw.slice_buffer,
-                        grpc_slice_sub_no_ref(g->run, g->run_start, g->run_start + g->run_len));
+  grpc_slice_buffer_add(
+      &g->bb->data.raw.slice_buffer,
+      grpc_slice_sub_no_ref(g->run, g->run_start, g->run_start + g->run_len));
 }
 
 /* A varint at p (room for 10 bytes); returns the byte after it. */

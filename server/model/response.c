@@ -224,7 +224,8 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
   }
   struct TRITONBACKEND_Output *o = &response->outputs[response->output_count++];
   char *o_name = own != NULL ? (char *)own : response_strdup(response, name);
-  int64_t *o_shape = response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o_shape);
+  int64_t *o_shape =
+      response_alloc(response, (dims_count ? dims_count : 1) * sizeof *o_shape);
   if (o_shape == NULL) SRV_FATAL("out of memory");
   if (dims_count) memcpy(o_shape, shape, dims_count * sizeof *shape);
   /* One store of the whole output, its buffer attributes the defaults of

@@ -10,14 +10,15 @@
 #include "test/unit/unit.h"
 
 /* Output `name` of `bytes` bytes, written; NULL if a call failed. */
-static TRITONBACKEND_Output *output_with_buffer(TRITONBACKEND_Response *r, const char *name,
-                                                uint64_t bytes) {
+static TRITONBACKEND_Output *output_with_buffer(TRITONBACKEND_Response *r,
+                                                const char *name, uint64_t bytes) {
   const int64_t shape[1] = {(int64_t)bytes};
   TRITONBACKEND_Output *o = NULL;
   void *buffer = NULL;
   TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
   int64_t id = 0;
-  if (TRITONBACKEND_ResponseOutput(r, &o, name, TRITONSERVER_TYPE_UINT8, shape, 1) != NULL ||
+  if (TRITONBACKEND_ResponseOutput(r, &o, name, TRITONSERVER_TYPE_UINT8, shape, 1) !=
+          NULL ||
       TRITONBACKEND_OutputBuffer(o, &buffer, bytes, &type, &id) != NULL)
     return NULL;
   memset(buffer, 7, bytes);

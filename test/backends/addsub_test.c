@@ -292,6 +292,6 @@ static void bad_configs_are_rejected(void) {
 
 UNIT_MAIN("addsub", UNIT_CASE(simple_batch_of_two_split_inputs),
           UNIT_CASE(only_requested_outputs), UNIT_CASE(outputs_asked_in_reverse_order),
-          UNIT_CASE(simple_int8_wraps),
-          UNIT_CASE(errors_are_per_request), UNIT_CASE(wrong_byte_size_and_type),
-          UNIT_CASE(empty_batch_dim), UNIT_CASE(bad_configs_are_rejected))
+          UNIT_CASE(simple_int8_wraps), UNIT_CASE(errors_are_per_request),
+          UNIT_CASE(wrong_byte_size_and_type), UNIT_CASE(empty_batch_dim),
+          UNIT_CASE(bad_configs_are_rejected))
