@@ -143,11 +143,17 @@ typedef struct {
   size_t len;    /* the InferOutputTensor message */
 } plan_t;
 
-/* The plan with only `want` set, once per reply (in a). */
+/* Plans that fit the caller's stack (most replies): no arena allocation. */
+enum { PLAN_ROOM = 4 };
+
+/* The plan with only `want` set, once per reply: in `room` when it fits,
+ * else in a. */
 static plan_t *wanted(const TRITONBACKEND_Request *request,
-                      const TRITONBACKEND_Response *r, upb_Arena *a) {
-  plan_t *plan =
-      upb_Arena_Malloc(a, (r->output_count ? r->output_count : 1) * sizeof *plan);
+                      const TRITONBACKEND_Response *r, upb_Arena *a,
+                      plan_t room[PLAN_ROOM]) {
+  plan_t *plan = r->output_count <= PLAN_ROOM
+                     ? room
+                     : upb_Arena_Malloc(a, r->output_count * sizeof *plan);
   if (plan == NULL) SRV_FATAL("out of memory");
   for (uint32_t i = 0; i < r->output_count; i++)
     plan[i] = (plan_t){.want = requested(request, r->outputs[i].name)};
@@ -236,7 +242,8 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
   srv_model_describe(m, &d);
   size_t name_len = strlen(d.name), version_len = strlen(d.version_string);
   size_t id_len = request->id != NULL ? strlen(request->id) : 0;
-  plan_t *plan = wanted(request, r, a);
+  plan_t room[PLAN_ROOM];
+  plan_t *plan = wanted(request, r, a, room);
   size_t head_len = string_len(name_len) + string_len(version_len) + string_len(id_len) +
                     plan_outputs(plan, r);
   gather_t g;
@@ -262,7 +269,8 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
   size_t head_len;
   char *head = inference_ModelInferResponse_serialize(resp, a, &head_len);
   if (head == NULL) SRV_FATAL("out of memory");
-  plan_t *plan = wanted(request, r, a);
+  plan_t room[PLAN_ROOM];
+  plan_t *plan = wanted(request, r, a, room);
   gather_t g;
   gather_start(&g, head_len, r);
   if (field != 0) { /* the reply nested in an outer message's field */
