@@ -35,7 +35,7 @@ static bool validate(const bk_model_config_t *cfg, char *err, size_t len) {
 static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response, const bk_input_t *a,
                                    const bk_input_t *b) {
-  bool wanted[2];
+  bool wanted[2] = {false, false};
   BK_RETURN_IF_ERROR(bk_outputs_requested(request, kOutputNames, 2, wanted));
   for (int i = 0; i < 2; i++) {
     if (!wanted[i]) continue;

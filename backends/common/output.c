@@ -25,7 +25,6 @@ TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const ch
 TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
                                          const char *const *names, uint32_t n,
                                          bool *requested) {
-  for (uint32_t k = 0; k < n; k++) requested[k] = false;
   uint32_t count = 0, found = 0;
   BK_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &count));
   for (uint32_t i = 0; i < count && found < n; i++) {

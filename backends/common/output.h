@@ -16,9 +16,11 @@ TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const ch
                                         bool *requested);
 
 /** Which of the n outputs `names` are among the request's requested
- * outputs (requested[k] for names[k]), in one pass over the request's list:
- * the same answers as bk_output_requested for each, with the request's
- * names read once and none compared again once found (issue 21). */
+ * outputs: sets requested[k] for each names[k] that is, in one pass over
+ * the request's list, the same answers as bk_output_requested for each,
+ * with the request's names read once and none compared again once found
+ * (issue 21). The caller clears requested[0..n) first (a cleared array of
+ * its own costs it one store, a clearing loop here a memset call). */
 TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
                                          const char *const *names, uint32_t n,
                                          bool *requested);
