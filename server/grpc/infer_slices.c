@@ -28,7 +28,9 @@ static bool requested(const TRITONBACKEND_Request *req, const char *name) {
 
 /* An output that goes on the wire with its bytes (not in shared memory). */
 static bool on_wire(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
-  return r->state == NULL || srv_shm_uses_output(r->state->shm, o->name) == NULL;
+  /* Most requests use no shared memory: no call to learn it. */
+  return r->state == NULL || r->state->shm == NULL ||
+         srv_shm_uses_output(r->state->shm, o->name) == NULL;
 }
 
 bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,
@@ -147,28 +149,31 @@ typedef struct {
 enum { PLAN_ROOM = 4 };
 
 /* The plan with only `want` set, once per reply: in `room` when it fits,
- * else in a. */
+ * else in a. The same pass sets *run_bytes to what the requested outputs
+ * need at most in the run: each one's tag and length, and its bytes when
+ * copied. */
 static plan_t *wanted(const TRITONBACKEND_Request *request,
                       const TRITONBACKEND_Response *r, upb_Arena *a,
-                      plan_t room[PLAN_ROOM]) {
+                      plan_t room[PLAN_ROOM], size_t *run_bytes) {
   plan_t *plan = r->output_count <= PLAN_ROOM
                      ? room
                      : upb_Arena_Malloc(a, r->output_count * sizeof *plan);
   if (plan == NULL) SRV_FATAL("out of memory");
-  for (uint32_t i = 0; i < r->output_count; i++)
-    plan[i] = (plan_t){.want = requested(request, r->outputs[i].name)};
+  size_t bytes = 0;
+  for (uint32_t i = 0; i < r->output_count; i++) {
+    const struct TRITONBACKEND_Output *o = &r->outputs[i];
+    bool want = requested(request, o->name);
+    plan[i] = (plan_t){.want = want};
+    if (want) bytes += 11 + (taken(r, o) ? 0 : o->byte_size);
+  }
+  *run_bytes = bytes;
   return plan;
 }
 
-/* The byte buffer and the run, sized for a head of head_len bytes. */
-static void gather_start(gather_t *g, size_t head_len, const TRITONBACKEND_Response *r) {
-  /* At most: the head, and per output its tag and length and its bytes
-   * when copied. */
-  size_t small = head_len + 22; /* the outer tag and length, if any */
-  for (uint32_t i = 0; i < r->output_count; i++) {
-    small += 11;
-    if (!taken(r, &r->outputs[i])) small += r->outputs[i].byte_size;
-  }
+/* The byte buffer and the run, sized for a head of head_len bytes and
+ * outputs of out_bytes (wanted's). */
+static void gather_start(gather_t *g, size_t head_len, size_t out_bytes) {
+  size_t small = head_len + 22 + out_bytes; /* 22: the outer tag and length, if any */
   *g = (gather_t){.bb = grpc_raw_byte_buffer_create(NULL, 0),
                   .run = grpc_slice_malloc(small)};
 }
@@ -243,11 +248,12 @@ grpc_byte_buffer *srv_infer_slices_encode(const srv_model_t *m,
   size_t name_len = strlen(d.name), version_len = strlen(d.version_string);
   size_t id_len = request->id != NULL ? strlen(request->id) : 0;
   plan_t room[PLAN_ROOM];
-  plan_t *plan = wanted(request, r, a, room);
+  size_t out_bytes;
+  plan_t *plan = wanted(request, r, a, room, &out_bytes);
   size_t head_len = string_len(name_len) + string_len(version_len) + string_len(id_len) +
                     plan_outputs(plan, r);
   gather_t g;
-  gather_start(&g, head_len, r);
+  gather_start(&g, head_len, out_bytes);
   unsigned char *p = GRPC_SLICE_START_PTR(g.run);
   p = put_string(p, 1, d.name, name_len);
   p = put_string(p, 2, d.version_string, version_len);
@@ -270,9 +276,10 @@ grpc_byte_buffer *srv_infer_slices_encode_message(inference_ModelInferResponse *
   char *head = inference_ModelInferResponse_serialize(resp, a, &head_len);
   if (head == NULL) SRV_FATAL("out of memory");
   plan_t room[PLAN_ROOM];
-  plan_t *plan = wanted(request, r, a, room);
+  size_t out_bytes;
+  plan_t *plan = wanted(request, r, a, room, &out_bytes);
   gather_t g;
-  gather_start(&g, head_len, r);
+  gather_start(&g, head_len, out_bytes);
   if (field != 0) { /* the reply nested in an outer message's field */
     size_t inner = head_len;
     for (uint32_t i = 0; i < r->output_count; i++) {
