@@ -111,6 +111,11 @@ static void simple_reply(void) {
   same("request-7", NULL, 0, outs, 2);
   const char *one[] = {"OUTPUT1"};
   same("x", one, 1, outs, 2);
+  /* Asked for by a copy of the name, not the string the output has: they
+   * match by text (requested outputs compare pointers first). */
+  char copy[] = "OUTPUT1";
+  const char *by_text[] = {copy};
+  same("x", by_text, 1, outs, 2);
   const char *none[] = {"OTHER"};
   same("", none, 1, outs, 2);
   same("", NULL, 0, outs, 0);
