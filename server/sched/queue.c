@@ -183,11 +183,10 @@ static bool any_due(const srv_queue_t *q, uint64_t now_ns) {
 }
 
 /* srv_queue_expire's work, out of line: the common case (nothing due, two
- * dispatches per request) then sets up no frame. */
-static __attribute__((noinline)) void expire_due(srv_queue_t *q, uint64_t now_ns,
-                                                 void (*rejected)(void *ctx,
-                                                                  TRITONBACKEND_Request *r),
-                                                 void *ctx) {
+ * dispatches per request) is the inline test in queue.h. */
+void srv_queue_expire_due(srv_queue_t *q, uint64_t now_ns,
+                          void (*rejected)(void *ctx, TRITONBACKEND_Request *r),
+                          void *ctx) {
   while (any_due(q, now_ns)) {
     TRITONBACKEND_Request *r = q->heap[0];
     srv_queue_level_t *l = &q->levels[r->level];
@@ -203,15 +202,6 @@ static __attribute__((noinline)) void expire_due(srv_queue_t *q, uint64_t now_ns
       rejected(ctx, r);
     }
   }
-}
-
-void srv_queue_expire(srv_queue_t *q, uint64_t now_ns,
-                      void (*rejected)(void *ctx, TRITONBACKEND_Request *r), void *ctx) {
-  if (any_due(q, now_ns)) expire_due(q, now_ns, rejected, ctx);
-}
-
-uint64_t srv_queue_next_timeout(const srv_queue_t *q) {
-  return q->heap_len > 0 ? q->heap[0]->timeout_at_ns : 0;
 }
 
 /* One list up to its first request younger than the cutoff (stop) or whole. */

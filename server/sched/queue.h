@@ -61,8 +61,16 @@ TRITONBACKEND_Request *srv_queue_next(const srv_queue_t *q,
 /** Handles every request whose timeout passed by now: DELAY moves it behind
  *  its level's waiting requests; REJECT takes it out and hands it to
  *  `rejected`. */
-void srv_queue_expire(srv_queue_t *q, uint64_t now_ns,
-                      void (*rejected)(void *ctx, TRITONBACKEND_Request *r), void *ctx);
+void srv_queue_expire_due(srv_queue_t *q, uint64_t now_ns,
+                          void (*rejected)(void *ctx, TRITONBACKEND_Request *r),
+                          void *ctx);
+/* Inline: most calls find nothing due (two dispatches per request). */
+static inline void srv_queue_expire(srv_queue_t *q, uint64_t now_ns,
+                                    void (*rejected)(void *ctx, TRITONBACKEND_Request *r),
+                                    void *ctx) {
+  if (q->heap_len > 0 && q->heap[0]->timeout_at_ns <= now_ns)
+    srv_queue_expire_due(q, now_ns, rejected, ctx);
+}
 
 /** Calls fn on each request that arrived (queue_start_ns) by cutoff_ns and
  *  returns the earliest arrival after it (0: none). A level's waiting list
@@ -74,6 +82,8 @@ uint64_t srv_queue_each_arrived_by(const srv_queue_t *q, uint64_t cutoff_ns,
                                    void (*fn)(TRITONBACKEND_Request *r));
 
 /** The earliest pending timeout, or 0. */
-uint64_t srv_queue_next_timeout(const srv_queue_t *q);
+static inline uint64_t srv_queue_next_timeout(const srv_queue_t *q) {
+  return q->heap_len > 0 ? q->heap[0]->timeout_at_ns : 0;
+}
 
 #endif

@@ -157,7 +157,12 @@ static void dispatch_at(srv_model_t *m, uint64_t now) {
       srv_rl_ask(m->rl, inst->rl_ticket);
   }
   uint64_t next = earliest(srv_queue_next_timeout(&m->queue), wait_until);
-  srv_scheduler_timer_want(m, earliest(next, watch_sweep(m, now)));
+  uint64_t at = earliest(next, watch_sweep(m, now));
+  /* srv_scheduler_timer_want's own first test, here: with requests queued
+   * the timer is most often set already, early enough (issue 21: no call
+   * on each of the two dispatches per request). */
+  if (at != 0 && !m->timer_flying && (m->timer_at == 0 || at < m->timer_at))
+    srv_scheduler_timer_want(m, at);
 }
 
 static void dispatch(srv_model_t *m) { dispatch_at(m, act_now_ns()); }
