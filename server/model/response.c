@@ -349,7 +349,9 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
   if (error != NULL)
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
-  srv_response_shm_settle(response);
+  /* srv_response_shm_settle's own first test, here: most requests use no
+   * shared memory, and then no call is made (issue 21). */
+  if (response->state->shm != NULL) srv_response_shm_settle(response);
   srv_cache_on_send(response);
   if (response->state->trace != NULL) srv_trace_outputs(response->state->trace, response);
   srv_reorder_route(response->state, &response->msg);
