@@ -158,24 +158,12 @@ void srv_queue_remove(srv_queue_t *q, TRITONBACKEND_Request *r) {
   r->queued = false;
 }
 
-static TRITONBACKEND_Request *level_first(const srv_queue_t *q, uint32_t from) {
-  for (uint32_t i = from; i < q->level_count; i++) {
-    if (q->levels[i].head != NULL) return q->levels[i].head;
-    if (q->levels[i].delayed_head != NULL) return q->levels[i].delayed_head;
-  }
-  return NULL;
-}
-
-TRITONBACKEND_Request *srv_queue_first(const srv_queue_t *q) {
-  return q->count == 0 ? NULL : level_first(q, 0);
-}
-
 TRITONBACKEND_Request *srv_queue_next(const srv_queue_t *q,
                                       const TRITONBACKEND_Request *r) {
   if (r->next != NULL) return r->next;
   const srv_queue_level_t *l = &q->levels[r->level];
   if (!r->delayed && l->delayed_head != NULL) return l->delayed_head;
-  return level_first(q, r->level + 1);
+  return srv_queue_level_first(q, r->level + 1);
 }
 
 static bool any_due(const srv_queue_t *q, uint64_t now_ns) {

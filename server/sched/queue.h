@@ -52,9 +52,22 @@ bool srv_queue_push(srv_queue_t *q, TRITONBACKEND_Request *r, uint64_t now_ns);
 /** Takes r (queued) out of the queue. */
 void srv_queue_remove(srv_queue_t *q, TRITONBACKEND_Request *r);
 
+/** The first request of the levels from `from` on, in service order. */
+static inline TRITONBACKEND_Request *srv_queue_level_first(const srv_queue_t *q,
+                                                           uint32_t from) {
+  for (uint32_t i = from; i < q->level_count; i++) {
+    if (q->levels[i].head != NULL) return q->levels[i].head;
+    if (q->levels[i].delayed_head != NULL) return q->levels[i].delayed_head;
+  }
+  return NULL;
+}
+
 /** Service order: levels in priority order; in each, waiting requests in
- *  arrival order, then delayed ones. NULL at the end. */
-TRITONBACKEND_Request *srv_queue_first(const srv_queue_t *q);
+ *  arrival order, then delayed ones. NULL at the end. Inline: read on each
+ *  batch taken (issue 21). */
+static inline TRITONBACKEND_Request *srv_queue_first(const srv_queue_t *q) {
+  return q->count == 0 ? NULL : srv_queue_level_first(q, 0);
+}
 TRITONBACKEND_Request *srv_queue_next(const srv_queue_t *q,
                                       const TRITONBACKEND_Request *r);
 
