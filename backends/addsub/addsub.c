@@ -35,12 +35,12 @@ static bool validate(const bk_model_config_t *cfg, char *err, size_t len) {
 static TRITONSERVER_Error *compute(TRITONBACKEND_Request *request,
                                    TRITONBACKEND_Response *response, const bk_input_t *a,
                                    const bk_input_t *b) {
-  bool wanted[2] = {false, false};
+  const char *wanted[2] = {NULL, NULL}; /* the request's strings */
   BK_RETURN_IF_ERROR(bk_outputs_requested(request, kOutputNames, 2, wanted));
   for (int i = 0; i < 2; i++) {
-    if (!wanted[i]) continue;
+    if (wanted[i] == NULL) continue;
     void *out = NULL;
-    BK_RETURN_IF_ERROR(bk_output_new(response, kOutputs[i].name, a->datatype, a->shape,
+    BK_RETURN_IF_ERROR(bk_output_new(response, wanted[i], a->datatype, a->shape,
                                      a->dims_count, a->byte_size, &out));
     if (a->element_count > 0) {
       addsub_kernel_run(a->datatype, kOutputs[i].subtract, a->data, b->data, out,

@@ -24,15 +24,15 @@ TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const ch
 
 TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
                                          const char *const *names, uint32_t n,
-                                         bool *requested) {
+                                         const char **requested) {
   uint32_t count = 0, found = 0;
   BK_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &count));
   for (uint32_t i = 0; i < count && found < n; i++) {
     const char *out = NULL;
     BK_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(request, i, &out));
     for (uint32_t k = 0; out != NULL && k < n; k++) {
-      if (!requested[k] && strcmp(out, names[k]) == 0) {
-        requested[k] = true;
+      if (requested[k] == NULL && strcmp(out, names[k]) == 0) {
+        requested[k] = out;
         found++;
         break;
       }

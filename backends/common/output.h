@@ -16,14 +16,17 @@ TRITONSERVER_Error *bk_output_requested(TRITONBACKEND_Request *request, const ch
                                         bool *requested);
 
 /** Which of the n outputs `names` are among the request's requested
- * outputs: sets requested[k] for each names[k] that is, in one pass over
- * the request's list, the same answers as bk_output_requested for each,
- * with the request's names read once and none compared again once found
- * (issue 21). The caller clears requested[0..n) first (a cleared array of
- * its own costs it one store, a clearing loop here a memset call). */
+ * outputs: sets requested[k], for each names[k] that is, to the request's
+ * own string of that name (valid while the request is; naming the output
+ * with it lets the server know the name by its address, without a
+ * strcmp). One pass over the request's list, the same answers as
+ * bk_output_requested for each, with the request's names read once and
+ * none compared again once found (issue 21). The caller sets
+ * requested[0..n) to NULL first (an array of its own costs it a store or
+ * two, a clearing loop here a memset call). */
 TRITONSERVER_Error *bk_outputs_requested(TRITONBACKEND_Request *request,
                                          const char *const *names, uint32_t n,
-                                         bool *requested);
+                                         const char **requested);
 
 /** Adds output `name` (type and shape are copied) and gets its buffer of
  * byte_size bytes in CPU memory; *buffer belongs to the response. A buffer
