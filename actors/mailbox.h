@@ -129,7 +129,14 @@ static inline bool act_mailbox_try_unschedule(act_mailbox_t *mb) {
       memory_order_release, memory_order_relaxed);
 }
 
-/** True when nothing is queued or being pushed. Runner only; for asserts. */
-bool act_mailbox_is_drained(const act_mailbox_t *mb);
+/** True when nothing is queued or being pushed. Runner only. */
+static inline bool act_mailbox_is_drained(const act_mailbox_t *mb) {
+  /* relaxed: a snapshot; a push ordered before this call (happens-before)
+   * is seen by coherence, and callers treat any other as a race with
+   * them (the stop rules). */
+  uintptr_t head = atomic_load_explicit(&mb->head, memory_order_relaxed);
+  return mb->tail == &mb->stub &&
+         (act_msg_t *)(head & ~ACT_MAILBOX_UNSCHEDULED) == &mb->stub;
+}
 
 #endif
