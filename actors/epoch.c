@@ -53,14 +53,17 @@ typedef struct link {
  * pruning skip freed ones), id allocation, the exit hook's key. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static act_epoch_t *g_live;
-static uint64_t g_next_id = 1; /* 0 means "no domain" in tls_last_id */
+static uint64_t g_next_id = 1; /* 0 means "no domain" in tls_last.id */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t links_key;
 
 static _Thread_local link_t *tls_links ACT_TLS_INITIAL_EXEC;
-/* A one-entry cache of tls_links. */
-static _Thread_local uint64_t tls_last_id ACT_TLS_INITIAL_EXEC;
-static _Thread_local record_t *tls_last_rec ACT_TLS_INITIAL_EXEC;
+/* A one-entry cache of tls_links: one struct, so that enter and exit
+ * find both fields from one thread-pointer offset. */
+static _Thread_local struct {
+  uint64_t id;
+  record_t *rec;
+} tls_last ACT_TLS_INITIAL_EXEC;
 
 static bool domain_live(uint64_t id) { /* under g_lock */
   for (act_epoch_t *d = g_live; d != NULL; d = d->next_live)
@@ -85,8 +88,8 @@ static void links_destructor(void *arg) {
   }
   pthread_mutex_unlock(&g_lock);
   tls_links = NULL;
-  tls_last_id = 0;
-  tls_last_rec = NULL;
+  tls_last.id = 0;
+  tls_last.rec = NULL;
 }
 
 static void make_key(void) {
@@ -155,25 +158,31 @@ static record_t *thread_register(act_epoch_t *d) {
 /* The thread's record for d, or NULL when it has none. Wait-free: the
  * cache, else the thread's own list (one link per live domain it used). */
 static record_t *record_find(const act_epoch_t *d) {
-  if (ACT_LIKELY(tls_last_id == d->id)) return tls_last_rec;
+  if (ACT_LIKELY(tls_last.id == d->id)) return tls_last.rec;
   for (link_t *l = tls_links; l != NULL; l = l->next) {
     if (l->domain_id == d->id) {
-      tls_last_id = d->id;
-      tls_last_rec = l->rec;
+      tls_last.id = d->id;
+      tls_last.rec = l->rec;
       return l->rec;
     }
   }
   return NULL;
 }
 
-static inline record_t *record_get(act_epoch_t *d) {
+/* A cache miss: out of line, so that enter and exit stay small. */
+__attribute__((noinline)) static record_t *record_get_slow(act_epoch_t *d) {
   record_t *r = record_find(d);
-  if (ACT_UNLIKELY(r == NULL)) {
+  if (r == NULL) {
     r = thread_register(d);
-    tls_last_id = d->id;
-    tls_last_rec = r;
+    tls_last.id = d->id;
+    tls_last.rec = r;
   }
   return r;
+}
+
+static inline record_t *record_get(act_epoch_t *d) {
+  if (ACT_LIKELY(tls_last.id == d->id)) return tls_last.rec;
+  return record_get_slow(d);
 }
 
 act_epoch_t *act_epoch_new(void) {
