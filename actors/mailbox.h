@@ -1,6 +1,9 @@
 /* An actor's mailbox: intrusive lock-free multi-producer single-consumer
  * queue of act_msg_t whose push says "you must schedule the actor". Any
- * thread pushes; only the actor's current runner pops. See README.md. */
+ * thread pushes; only the actor's current runner pops. See README.md
+ * ("Mailbox protocol"): Vyukov's queue with a stub node, plus an "empty
+ * and unscheduled" bit in the head pointer. Every operation is inline
+ * here (a request's hops make about 20 of these calls). */
 #ifndef NEREID_ACTORS_MAILBOX_H
 #define NEREID_ACTORS_MAILBOX_H
 
@@ -27,8 +30,15 @@ typedef struct act_mailbox {
 /* Low bit of `head`: the mailbox is empty and the actor unscheduled. */
 #define ACT_MAILBOX_UNSCHEDULED ((uintptr_t)1)
 
-/** Makes the mailbox empty and unscheduled. Not concurrent with anything. */
-void act_mailbox_init(act_mailbox_t *mb);
+/** Makes the mailbox empty and unscheduled. Not concurrent with anything.
+ * Inline, like the rest: a call actor is initialised per request. */
+static inline void act_mailbox_init(act_mailbox_t *mb) {
+  atomic_init(&mb->stub.next, NULL);
+  mb->stub.kind = 0;
+  mb->stub.flags = 0;
+  mb->tail = &mb->stub;
+  atomic_init(&mb->head, (uintptr_t)&mb->stub | ACT_MAILBOX_UNSCHEDULED);
+}
 
 /* The two steps of a push (internal). */
 static inline uintptr_t act_mailbox_link_in_(act_mailbox_t *mb, act_msg_t *msg) {
