@@ -169,8 +169,8 @@ static record_t *record_find(const act_epoch_t *d) {
   return NULL;
 }
 
-/* A cache miss: out of line, so that enter and exit stay small. */
-__attribute__((noinline)) static record_t *record_get_slow(act_epoch_t *d) {
+/* The record on a cache miss: the list, else a registration. */
+static record_t *record_get_slow(act_epoch_t *d) {
   record_t *r = record_find(d);
   if (r == NULL) {
     r = thread_register(d);
@@ -178,11 +178,6 @@ __attribute__((noinline)) static record_t *record_get_slow(act_epoch_t *d) {
     tls_last.rec = r;
   }
   return r;
-}
-
-static inline record_t *record_get(act_epoch_t *d) {
-  if (ACT_LIKELY(tls_last.id == d->id)) return tls_last.rec;
-  return record_get_slow(d);
 }
 
 act_epoch_t *act_epoch_new(void) {
@@ -202,8 +197,7 @@ act_epoch_t *act_epoch_new(void) {
   return d;
 }
 
-void act_epoch_enter(act_epoch_t *d) {
-  record_t *r = record_get(d);
+static inline void enter_record(act_epoch_t *d, record_t *r) {
   if (r->depth++ != 0) return; /* nested: already announced */
   /* relaxed: safety does not depend on how fresh this is (README); a stale
    * epoch only delays the writer's next advance until we exit. */
@@ -216,14 +210,45 @@ void act_epoch_enter(act_epoch_t *d) {
   atomic_exchange_explicit(&r->state, (e << 1) | ACTIVE, memory_order_seq_cst);
 }
 
-void act_epoch_exit(act_epoch_t *d) {
-  record_t *r = record_get(d);
-  if (ACT_UNLIKELY(r->depth == 0)) ACT_FATAL("act_epoch_exit without act_epoch_enter");
+/* Cold and out of line: printing the message inline made exit save registers. */
+__attribute__((noinline, cold, noreturn)) static void exit_unpaired(void) {
+  ACT_FATAL("act_epoch_exit without act_epoch_enter");
+}
+
+static inline void exit_record(record_t *r) {
+  if (ACT_UNLIKELY(r->depth == 0)) exit_unpaired();
   if (--r->depth != 0) return;
   /* release: every read of this section happens-before the writer's
    * seq_cst scan that sees us inactive (or sees a later announcement, by
    * the release sequence), and so before the callback that frees. */
   atomic_store_explicit(&r->state, 0, memory_order_release);
+}
+
+/* The cache misses (a thread's first section on d, or a switch between
+ * domains) go out of line whole, so that the hit path of enter and exit
+ * calls nothing and saves no register. */
+__attribute__((noinline)) static void enter_slow(act_epoch_t *d) {
+  enter_record(d, record_get_slow(d));
+}
+
+__attribute__((noinline)) static void exit_slow(act_epoch_t *d) {
+  exit_record(record_get_slow(d));
+}
+
+void act_epoch_enter(act_epoch_t *d) {
+  if (ACT_UNLIKELY(tls_last.id != d->id)) {
+    enter_slow(d);
+    return;
+  }
+  enter_record(d, tls_last.rec);
+}
+
+void act_epoch_exit(act_epoch_t *d) {
+  if (ACT_UNLIKELY(tls_last.id != d->id)) {
+    exit_slow(d);
+    return;
+  }
+  exit_record(tls_last.rec);
 }
 
 void act_epoch_retire(act_epoch_t *d, act_epoch_entry_t *entry,
