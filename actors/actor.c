@@ -11,7 +11,16 @@
 #include "actors/runtime_internal.h"
 #include "actors/scheduler.h"
 
-static _Thread_local act_actor_t *tls_self ACT_TLS_INITIAL_EXEC;
+/* The thread's running actor, and a stop that a behaviour sent itself
+ * with act_send_stop_self, kept for the end of its turn instead of being
+ * queued. The kept stop names its actor: inline turns of other actors may
+ * run inside that behaviour (inline.h). One struct: a turn computes its
+ * address once for all three. */
+static _Thread_local struct {
+  act_actor_t *self;
+  act_actor_t *stop_actor;
+  act_msg_t *stop_msg;
+} tls_run ACT_TLS_INITIAL_EXEC;
 
 static void actor_setup(act_actor_t *a, act_runtime_t *rt,
                         act_behaviour_fn *fn, void *state, uint32_t flags) {
@@ -52,7 +61,7 @@ int act_actor_init_pinned(act_actor_t *a, act_runtime_t *rt,
   return err;
 }
 
-act_actor_t *act_self(void) { return tls_self; }
+act_actor_t *act_self(void) { return tls_run.self; }
 
 /* Only the sender whose push found the actor idle gets here, so the actor
  * cannot run (nor be freed) before we hand it over: reading it is safe. */
@@ -73,6 +82,22 @@ void act_send_stop(act_actor_t *to, act_msg_t *msg) {
   if (act_mailbox_push(&to->mailbox, msg)) schedule(to);
 }
 
+void act_send_stop_self(act_actor_t *self, act_msg_t *msg) {
+  /* Outside self's own turn, or something queued (sent before the stop,
+   * so it goes first), or another kept stop (an outer turn's) holding the
+   * one slot: queue it. Only self's runner reads its mailbox, and a push
+   * that the check misses is one not ordered before the stop, which
+   * act_send_stop forbids as well. */
+  if (tls_run.self != self || tls_run.stop_actor != NULL ||
+      !act_mailbox_is_drained(&self->mailbox)) {
+    act_send_stop(self, msg);
+    return;
+  }
+  msg->flags |= ACT_MSG_STOP;
+  tls_run.stop_actor = self;
+  tls_run.stop_msg = msg;
+}
+
 /* The final message: everything needed afterwards is read first, because
  * the behaviour may free the actor (embedded) and nothing may touch it
  * after the behaviour returns except our free of a heap actor. */
@@ -83,7 +108,7 @@ static act_turn_t deliver_stop(act_actor_t *a, act_msg_t *m, act_actor_t *prev) 
   assert(act_mailbox_is_drained(&a->mailbox) &&
          "a message was sent after the stop message");
   a->fn(a, m);
-  tls_self = prev;
+  tls_run.self = prev;
   if (heap) free(a);
   /* A pinned thread reports its death itself, after marking itself
    * exited, so that quiesce-then-reap joins it. */
@@ -97,21 +122,33 @@ act_turn_t act_actor_turn(act_actor_t *a, unsigned batch) {
    * fast producer) wait for the next turn, so one actor cannot hold the
    * worker for longer than the backlog it started with (and `batch`). */
   const act_msg_t *newest = act_mailbox_newest(mb);
-  act_behaviour_fn *fn = a->fn;
-  unsigned handled = 0;
   /* An inline turn may run inside another actor's behaviour (inline.h). */
-  act_actor_t *prev = tls_self;
-  tls_self = a;
-  while (handled < batch) {
-    act_msg_t *m = act_mailbox_pop(mb);
-    if (m == NULL) break;
-    handled++;
+  act_actor_t *prev = tls_run.self;
+  act_msg_t *m = act_mailbox_pop(mb);
+  if (ACT_UNLIKELY(m == NULL)) /* empty, or a sender between its two steps */
+    return act_mailbox_try_unschedule(mb) ? ACT_TURN_IDLE : ACT_TURN_WAIT;
+  tls_run.self = a;
+  /* Few values live across the behaviour's call (a, newest, the count,
+   * prev): the turn runs about seven times per request. fn is re-read
+   * from `a` (it never changes; a line the runner reads anyway). */
+  assert(batch > 0);
+  for (unsigned left = batch;;) {
     if (ACT_UNLIKELY((m->flags & ACT_MSG_STOP) != 0)) return deliver_stop(a, m, prev);
+    assert(tls_run.stop_actor != a && "a message was sent after the stop message");
     bool last = (m == newest); /* compare before fn may free m */
-    fn(a, m);
-    if (last) break;
+    a->fn(a, m);
+    if (last || --left == 0) break;
+    m = act_mailbox_pop(mb);
+    if (m == NULL) break;
   }
-  tls_self = prev;
-  if (act_mailbox_try_unschedule(mb)) return ACT_TURN_IDLE;
-  return handled == 0 ? ACT_TURN_WAIT : ACT_TURN_MORE;
+  /* A kept stop ends the batch: the mailbox was drained when it was sent,
+   * so its message was the last one popped (pop stops at `newest`, or
+   * found nothing more, or the batch ended there). */
+  if (ACT_UNLIKELY(tls_run.stop_actor == a)) {
+    act_msg_t *stop = tls_run.stop_msg;
+    tls_run.stop_actor = NULL;
+    return deliver_stop(a, stop, prev);
+  }
+  tls_run.self = prev;
+  return act_mailbox_try_unschedule(mb) ? ACT_TURN_IDLE : ACT_TURN_MORE;
 }

@@ -86,6 +86,19 @@ void act_send(act_actor_t *to, act_msg_t *msg);
  * asserted in debug builds when detected). */
 void act_send_stop(act_actor_t *to, act_msg_t *msg);
 
+/** act_send_stop(self, msg) for an actor that stops itself: called from
+ * self's own behaviour with nothing queued for self, the stop skips the
+ * mailbox and the turn it would cost; the runtime calls the behaviour with
+ * msg (ACT_MSG_STOP set) right after the current call returns, in the same
+ * turn, with the same stop rules (quiesce count, freeing, a pinned
+ * thread's exit). Otherwise it is act_send_stop: from another thread or
+ * actor, when messages are queued (sent before the stop, they go first),
+ * or while another actor's kept stop is pending on this thread (an inline
+ * turn inside that actor's behaviour). Same contract as act_send_stop:
+ * once, every other send to self must happen before it (asserted in debug
+ * builds), and the caller must not touch msg after it. */
+void act_send_stop_self(act_actor_t *self, act_msg_t *msg);
+
 /** The actor whose behaviour is running on the calling thread, or NULL. */
 act_actor_t *act_self(void);
 

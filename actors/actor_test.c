@@ -1,11 +1,16 @@
 /* Actor tests through the whole runtime: fan-in from outside threads and
  * from actors (exact count, per-sender order), rings of actors, stop after
  * messages in flight, embedded actors freed in their stop handler, heap
- * actors, act_self. */
+ * actors, act_self, stops an actor sends itself (act_send_stop_self). */
 #include "actors/actor.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actors/inline.h"
 
 #include "actors/runtime.h"
 #include "actors/testing.h"
@@ -302,8 +307,190 @@ static void self_is_null_outside_behaviours(void) {
   CHECK(act_self() == NULL);
 }
 
+
+/* act_send_stop_self. Each actor counts its messages; SS_STOP stops it
+ * from its own behaviour, which then still writes its state: the stop must
+ * come after the behaviour returns, with everything sent before it handled
+ * first, and the owner frees the memory in the stop behaviour. */
+enum { SS_DATA = 1, SS_STOP, SS_HOLD, SS_STOP_AND_FORWARD };
+enum { SS_ACTORS = ACT_TEST_N(2000, 500), SS_MSGS = 5 };
+
+typedef struct {
+  act_actor_t actor;
+  unsigned long long seen; /* behaviour-only */
+  bool after_stop;         /* written after act_send_stop_self returned */
+  act_actor_t *forward_to; /* SS_STOP_AND_FORWARD: stopped after we stop */
+} ss_t;
+
+static struct {
+  atomic_ullong seen_total;
+  atomic_ullong stops;
+  atomic_ullong bad; /* a stop before the behaviour returned, or early */
+  atomic_int release;
+} ss_report;
+
+static void ss_fn(act_actor_t *self, act_msg_t *m) {
+  ss_t *s = act_actor_state(self);
+  if (m->flags & ACT_MSG_STOP) {
+    if (act_self() != self || (m->kind != SS_DATA && !s->after_stop))
+      atomic_fetch_add(&ss_report.bad, 1);
+    atomic_fetch_add(&ss_report.seen_total, s->seen);
+    atomic_fetch_add(&ss_report.stops, 1);
+    act_msg_free(m);
+    free(s); /* an embedded actor's owner frees it in its stop behaviour */
+    return;
+  }
+  s->seen++;
+  switch (m->kind) {
+    case SS_HOLD: /* keeps the actor busy while the test queues more */
+      while (!atomic_load(&ss_report.release)) sched_yield();
+      act_msg_free(m);
+      return;
+    case SS_STOP:
+      act_send_stop_self(self, m);
+      s->after_stop = true; /* the state is ours until we return */
+      return;
+    case SS_STOP_AND_FORWARD: {
+      act_send_stop_self(self, m);
+      /* On a thread outside the workers this runs the next actor's turns
+       * inside ours: its own stop cannot take the slot ours holds. */
+      act_msg_t *f = act_msg_alloc(sizeof *f);
+      f->kind = SS_STOP;
+      act_send_inline(s->forward_to, f);
+      s->after_stop = true;
+      return;
+    }
+    default:
+      act_msg_free(m);
+      return;
+  }
+}
+
+static ss_t *ss_new(act_runtime_t *rt, bool pinned) {
+  ss_t *s = calloc(1, sizeof *s);
+  if (s == NULL) abort();
+  if (!pinned)
+    act_actor_init(&s->actor, rt, ss_fn, s);
+  else if (act_actor_init_pinned(&s->actor, rt, ss_fn, s, "ss") != 0)
+    abort();
+  return s;
+}
+
+static void ss_send(act_actor_t *to, uint32_t kind) {
+  act_msg_t *m = act_msg_alloc(sizeof *m);
+  m->kind = kind;
+  act_send(to, m);
+}
+
+static void ss_reset(void) {
+  atomic_store(&ss_report.seen_total, 0);
+  atomic_store(&ss_report.stops, 0);
+  atomic_store(&ss_report.bad, 0);
+  atomic_store(&ss_report.release, 0);
+}
+
+/* The usual case: the stop comes last, with the mailbox drained, from
+ * worker actors (embedded) and from pinned ones; quiesce counts them dead
+ * and reap joins the pinned threads. */
+static void stop_self_from_a_turn(void) {
+  act_runtime_t *rt = act_runtime_new(&(act_config_t){.workers = 2});
+  REQUIRE(rt != NULL);
+  ss_reset();
+  enum { PINNED = 8 };
+  for (int i = 0; i < SS_ACTORS + PINNED; i++) {
+    ss_t *s = ss_new(rt, i >= SS_ACTORS);
+    for (int k = 0; k < SS_MSGS; k++) ss_send(&s->actor, SS_DATA);
+    ss_send(&s->actor, SS_STOP);
+  }
+  act_runtime_quiesce(rt);
+  act_runtime_reap(rt);
+  CHECK_EQ_U64(atomic_load(&ss_report.stops), SS_ACTORS + PINNED);
+  CHECK_EQ_U64(atomic_load(&ss_report.seen_total),
+               (unsigned long long)(SS_ACTORS + PINNED) * (SS_MSGS + 1));
+  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  act_runtime_free(rt);
+}
+
+/* Messages queued behind the one whose behaviour stops the actor were sent
+ * before the stop: they are handled first (the stop is queued then). */
+static void stop_self_after_queued_messages(void) {
+  act_runtime_t *rt = act_runtime_new(&(act_config_t){.workers = 2});
+  REQUIRE(rt != NULL);
+  ss_reset();
+  ss_t *s = ss_new(rt, false);
+  ss_send(&s->actor, SS_HOLD);
+  ss_send(&s->actor, SS_STOP);
+  for (int k = 0; k < SS_MSGS; k++) ss_send(&s->actor, SS_DATA);
+  atomic_store(&ss_report.release, 1);
+  act_runtime_quiesce(rt);
+  CHECK_EQ_U64(atomic_load(&ss_report.stops), 1);
+  CHECK_EQ_U64(atomic_load(&ss_report.seen_total), 2 + SS_MSGS);
+  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  act_runtime_free(rt);
+}
+
+/* A pinned actor stops itself, then runs another actor's turn inline (its
+ * thread is outside the workers), and that one stops itself too; and the
+ * same from an inline run on a thread outside the runtime. */
+static void stop_self_with_inline_turns_inside(void) {
+  act_runtime_t *rt = act_runtime_new(&(act_config_t){.workers = 1});
+  REQUIRE(rt != NULL);
+  ss_reset();
+  ss_t *p = ss_new(rt, true);
+  p->forward_to = &ss_new(rt, false)->actor;
+  ss_send(&p->actor, SS_STOP_AND_FORWARD);
+  ss_t *a = ss_new(rt, false);
+  a->forward_to = &ss_new(rt, false)->actor;
+  act_inline_begin(rt);
+  ss_send(&a->actor, SS_STOP_AND_FORWARD);
+  act_inline_end();
+  act_runtime_quiesce(rt);
+  act_runtime_reap(rt);
+  CHECK_EQ_U64(atomic_load(&ss_report.stops), 4);
+  CHECK_EQ_U64(atomic_load(&ss_report.seen_total), 4);
+  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  act_runtime_free(rt);
+}
+
+/* A message that reaches the actor after its stop is a contract violation:
+ * debug builds abort at the stop (here: a send to itself after it). */
+#ifndef NDEBUG
+static void ss_late_fn(act_actor_t *self, act_msg_t *m) {
+  if (m->flags & ACT_MSG_STOP) {
+    act_msg_free(m);
+    return;
+  }
+  act_send_stop_self(self, m);
+  act_send(self, act_msg_alloc(sizeof(act_msg_t)));
+}
+#endif
+
+static void stop_self_then_a_late_message_aborts(void) {
+#ifdef NDEBUG
+  return; /* the check is an assert */
+#else
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    act_runtime_t *rt = act_runtime_new(&(act_config_t){.workers = 1});
+    if (rt == NULL) _exit(3);
+    act_actor_t *a = act_spawn(rt, ss_late_fn, NULL);
+    act_send(a, act_msg_alloc(sizeof(act_msg_t)));
+    act_runtime_quiesce(rt);
+    _exit(0); /* not reached when the assert works */
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+#endif
+}
+
 UNIT_MAIN("actor", UNIT_CASE(fan_in_from_threads_and_actors),
           UNIT_CASE(stop_waits_for_messages_in_flight),
           UNIT_CASE(ring_of_actors_passes_tokens),
           UNIT_CASE(many_heap_actors_stop),
-          UNIT_CASE(self_is_null_outside_behaviours))
+          UNIT_CASE(self_is_null_outside_behaviours),
+          UNIT_CASE(stop_self_from_a_turn),
+          UNIT_CASE(stop_self_after_queued_messages),
+          UNIT_CASE(stop_self_with_inline_turns_inside),
+          UNIT_CASE(stop_self_then_a_late_message_aborts))

@@ -53,14 +53,17 @@ typedef struct link {
  * pruning skip freed ones), id allocation, the exit hook's key. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static act_epoch_t *g_live;
-static uint64_t g_next_id = 1; /* 0 means "no domain" in tls_last_id */
+static uint64_t g_next_id = 1; /* 0 means "no domain" in tls_last.id */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t links_key;
 
 static _Thread_local link_t *tls_links ACT_TLS_INITIAL_EXEC;
-/* A one-entry cache of tls_links. */
-static _Thread_local uint64_t tls_last_id ACT_TLS_INITIAL_EXEC;
-static _Thread_local record_t *tls_last_rec ACT_TLS_INITIAL_EXEC;
+/* A one-entry cache of tls_links: one struct, so that enter and exit
+ * find both fields from one thread-pointer offset. */
+static _Thread_local struct {
+  uint64_t id;
+  record_t *rec;
+} tls_last ACT_TLS_INITIAL_EXEC;
 
 static bool domain_live(uint64_t id) { /* under g_lock */
   for (act_epoch_t *d = g_live; d != NULL; d = d->next_live)
@@ -85,8 +88,8 @@ static void links_destructor(void *arg) {
   }
   pthread_mutex_unlock(&g_lock);
   tls_links = NULL;
-  tls_last_id = 0;
-  tls_last_rec = NULL;
+  tls_last.id = 0;
+  tls_last.rec = NULL;
 }
 
 static void make_key(void) {
@@ -155,23 +158,24 @@ static record_t *thread_register(act_epoch_t *d) {
 /* The thread's record for d, or NULL when it has none. Wait-free: the
  * cache, else the thread's own list (one link per live domain it used). */
 static record_t *record_find(const act_epoch_t *d) {
-  if (ACT_LIKELY(tls_last_id == d->id)) return tls_last_rec;
+  if (ACT_LIKELY(tls_last.id == d->id)) return tls_last.rec;
   for (link_t *l = tls_links; l != NULL; l = l->next) {
     if (l->domain_id == d->id) {
-      tls_last_id = d->id;
-      tls_last_rec = l->rec;
+      tls_last.id = d->id;
+      tls_last.rec = l->rec;
       return l->rec;
     }
   }
   return NULL;
 }
 
-static inline record_t *record_get(act_epoch_t *d) {
+/* The record on a cache miss: the list, else a registration. */
+static record_t *record_get_slow(act_epoch_t *d) {
   record_t *r = record_find(d);
-  if (ACT_UNLIKELY(r == NULL)) {
+  if (r == NULL) {
     r = thread_register(d);
-    tls_last_id = d->id;
-    tls_last_rec = r;
+    tls_last.id = d->id;
+    tls_last.rec = r;
   }
   return r;
 }
@@ -193,8 +197,7 @@ act_epoch_t *act_epoch_new(void) {
   return d;
 }
 
-void act_epoch_enter(act_epoch_t *d) {
-  record_t *r = record_get(d);
+static inline void enter_record(act_epoch_t *d, record_t *r) {
   if (r->depth++ != 0) return; /* nested: already announced */
   /* relaxed: safety does not depend on how fresh this is (README); a stale
    * epoch only delays the writer's next advance until we exit. */
@@ -207,14 +210,45 @@ void act_epoch_enter(act_epoch_t *d) {
   atomic_exchange_explicit(&r->state, (e << 1) | ACTIVE, memory_order_seq_cst);
 }
 
-void act_epoch_exit(act_epoch_t *d) {
-  record_t *r = record_get(d);
-  if (ACT_UNLIKELY(r->depth == 0)) ACT_FATAL("act_epoch_exit without act_epoch_enter");
+/* Cold and out of line: printing the message inline made exit save registers. */
+__attribute__((noinline, cold, noreturn)) static void exit_unpaired(void) {
+  ACT_FATAL("act_epoch_exit without act_epoch_enter");
+}
+
+static inline void exit_record(record_t *r) {
+  if (ACT_UNLIKELY(r->depth == 0)) exit_unpaired();
   if (--r->depth != 0) return;
   /* release: every read of this section happens-before the writer's
    * seq_cst scan that sees us inactive (or sees a later announcement, by
    * the release sequence), and so before the callback that frees. */
   atomic_store_explicit(&r->state, 0, memory_order_release);
+}
+
+/* The cache misses (a thread's first section on d, or a switch between
+ * domains) go out of line whole, so that the hit path of enter and exit
+ * calls nothing and saves no register. */
+__attribute__((noinline)) static void enter_slow(act_epoch_t *d) {
+  enter_record(d, record_get_slow(d));
+}
+
+__attribute__((noinline)) static void exit_slow(act_epoch_t *d) {
+  exit_record(record_get_slow(d));
+}
+
+void act_epoch_enter(act_epoch_t *d) {
+  if (ACT_UNLIKELY(tls_last.id != d->id)) {
+    enter_slow(d);
+    return;
+  }
+  enter_record(d, tls_last.rec);
+}
+
+void act_epoch_exit(act_epoch_t *d) {
+  if (ACT_UNLIKELY(tls_last.id != d->id)) {
+    exit_slow(d);
+    return;
+  }
+  exit_record(tls_last.rec);
 }
 
 void act_epoch_retire(act_epoch_t *d, act_epoch_entry_t *entry,

@@ -43,9 +43,34 @@ typedef enum {
  * newest message seen at the start). The scheduled actor's runner only. */
 act_turn_t act_actor_turn(act_actor_t *a, unsigned batch);
 
-/* Keeps `a` for this thread's inline run (inline.c) when one is open for
- * scheduler s and has room; false: schedule it as usual. */
-bool act_inline_take(act_sched_t *s, act_actor_t *a);
+/* This thread's inline run (inline.c, inline.h): the actors its sends
+ * made runnable, kept to run at the outermost act_inline_end. The
+ * thread's own (no atomics). Here, not in inline.c, so that
+ * act_sched_submit takes into it without a call. */
+enum {
+  /* Actors kept at most; more go to the workers. A run keeps one to three
+   * (call, model, ensemble); the FIFO is thread-local, and
+   * libtritonserver.so's thread-locals must stay small enough for a
+   * dlopen (server/common/block_pool.md, "Cost"). */
+  ACT_INLINE_CAP = 32,
+};
+typedef struct {
+  act_sched_t *sched; /* the open run's scheduler; NULL: none open */
+  unsigned depth;     /* nesting of begin/end */
+  unsigned head, len; /* len is 0 outside a run: every end drains it */
+  act_actor_t *items[ACT_INLINE_CAP];
+} act_inline_fifo_t;
+
+extern _Thread_local act_inline_fifo_t act_inline_fifo ACT_TLS_INITIAL_EXEC;
+
+/* Keeps `a` for this thread's inline run when one is open for scheduler s
+ * and has room; false: schedule it as usual. The calling thread's own. */
+static inline bool act_inline_take(act_sched_t *s, act_actor_t *a) {
+  act_inline_fifo_t *t = &act_inline_fifo;
+  if (t->sched != s || t->len == ACT_INLINE_CAP) return false;
+  t->items[(t->head + t->len++) % ACT_INLINE_CAP] = a;
+  return true;
+}
 
 /* Timer thread (timer.c). start: NULL on failure. stop: joins it. */
 struct act_timers *act_timers_start(act_runtime_t *rt);

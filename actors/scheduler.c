@@ -93,23 +93,35 @@ static void overflow(act_worker_t *w, act_actor_t *a) {
   act_inject_push(&s->inject, &a->link);
 }
 
+/* The two ways to a worker, kept out of act_sched_submit so that its
+ * inline-run path (a completion-queue thread's every hop) saves no
+ * registers. */
+__attribute__((noinline)) static void submit_local(act_worker_t *w, act_actor_t *a) {
+  if (ACT_LIKELY(act_runq_push(&w->rq, a))) {
+    /* One queued actor runs right after the current turn: waking a
+     * worker for it costs more than it saves (ping-pong pairs stay on one
+     * core). Two or more is surplus another worker could take. */
+    if (act_runq_len(&w->rq) > 1) notify(w->sched);
+    return;
+  }
+  overflow(w, a);
+  notify(w->sched);
+}
+
+__attribute__((noinline)) static void submit_inject(act_sched_t *s, act_actor_t *a) {
+  act_inject_push(&s->inject, &a->link);
+  notify(s);
+}
+
 void act_sched_submit(act_sched_t *s, act_actor_t *a) {
   act_worker_t *w = tls_worker;
   if (w != NULL && w->sched == s) {
-    if (ACT_LIKELY(act_runq_push(&w->rq, a))) {
-      /* One queued actor runs right after the current turn: waking a
-       * worker for it costs more than it saves (ping-pong pairs stay on one
-       * core). Two or more is surplus another worker could take. */
-      if (act_runq_len(&w->rq) > 1) notify(s);
-      return;
-    }
-    overflow(w, a);
-  } else {
-    /* A completion-queue or pinned thread in an inline run keeps it. */
-    if (act_inline_take(s, a)) return;
-    act_inject_push(&s->inject, &a->link);
+    submit_local(w, a);
+    return;
   }
-  notify(s);
+  /* A completion-queue or pinned thread in an inline run keeps it. */
+  if (act_inline_take(s, a)) return;
+  submit_inject(s, a);
 }
 
 static act_actor_t *from_inject(act_worker_t *w) {

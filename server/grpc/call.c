@@ -80,7 +80,10 @@ static void call_stop(srv_call_t *c) {
   if (c->stopping) return;
   c->stopping = true;
   c->stop.kind = CALL_STOP;
-  act_send_stop(&c->actor, &c->stop);
+  /* From its own turn (the usual end: DONE, CLOSED, an unhold) the stop
+   * skips the mailbox and a turn; a request that failed to start is
+   * stopped from another call's turn, through the mailbox. */
+  act_send_stop_self(&c->actor, &c->stop);
 }
 
 void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
