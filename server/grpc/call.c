@@ -8,6 +8,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,9 +193,12 @@ static void call_batch_failed(srv_call_t *c, grpc_call_error err) {
   call_maybe_stop(c);
 }
 
+/* gRPC's infinite deadline is gpr_inf_future: tv_sec INT64_MAX, which
+ * gpr_time_cmp finds equal whatever tv_nsec holds. Tested here directly:
+ * two calls into libgpr cost ~110 instructions per ModelInfer (issue 21). */
 bool srv_call_has_deadline(const srv_call_t *c) {
   gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
-  return gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) != 0;
+  return deadline.tv_sec != INT64_MAX;
 }
 
 /* Whether gRPC has ended the call itself: its close came back cancelled
