@@ -22,8 +22,14 @@ static void shape_print(char *buf, size_t len, const int64_t *dims, size_t n) {
   if (used < len) snprintf(buf + used, len - used, "]");
 }
 
+/* Whether the NUL-terminated `name` is the `len` bytes at `s` (which may
+ * hold a NUL). Byte by byte, stopping at name's end: tensor names are
+ * short, and strlen and memcmp calls cost twice as much per compare
+ * (issue 21). */
 static bool name_is(const char *name, const char *s, size_t len) {
-  return strlen(name) == len && memcmp(name, s, len) == 0;
+  for (size_t i = 0; i < len; i++)
+    if (name[i] != s[i] || name[i] == '\0') return false;
+  return name[len] == '\0';
 }
 
 /* The error texts, out of line: the checks that pass (every request's)
@@ -272,11 +278,15 @@ static uint32_t required_count(const srv_model_t *m) {
   return required;
 }
 
+bool srv_check_input_count_ok(const srv_model_t *m, size_t n) {
+  if (n == m->input_count) return true; /* the common case: nothing to count */
+  return n < m->input_count && n >= required_count(m);
+}
+
 srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
                                     size_t n) {
-  uint32_t required = required_count(m);
-  if (n <= m->input_count && n >= required) return NULL;
-  return count_error(m, given, n, required);
+  if (srv_check_input_count_ok(m, n)) return NULL;
+  return count_error(m, given, n, required_count(m));
 }
 
 srv_status_t *srv_check_required_inputs(const srv_model_t *m,

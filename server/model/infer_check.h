@@ -57,6 +57,10 @@ typedef struct {
 srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
                                     size_t n);
 
+/** Whether n inputs pass srv_check_input_count: a caller that gathers the
+ *  names only for its error text asks this first. */
+bool srv_check_input_count_ok(const srv_model_t *m, size_t n);
+
 /** Every non-optional input of the model is among r's inputs (whose names
  *  are the model's own name pointers, as the checks above give them); else
  *  the text of srv_check_input_count. */
