@@ -145,9 +145,11 @@ static uint64_t element_count(const int64_t *shape, size_t n) {
   return count;
 }
 
+/* `buf` is the input's buffer record, uninitialised: every path below
+ * sets all its fields. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d,
                                  const input_msg_t *in, const upb_StringView *raw,
-                                 shm_binds_t *binds, upb_Arena *arena,
+                                 shm_binds_t *binds, upb_Arena *arena, srv_buffer_t *buf,
                                  struct TRITONBACKEND_Input *out) {
   upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
   const srv_tensor_spec_t *spec;
@@ -165,7 +167,7 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
   out->datatype = type;
   out->shape = shape;
   out->dims_count = (uint32_t)n;
-  srv_buffer_t *buf = srv_arena_zalloc(arena, sizeof *buf);
+  *buf = (srv_buffer_t){0}; /* host memory unless in a CUDA region */
   const inference_InferTensorContents *contents =
       inference_ModelInferRequest_InferInputTensor_contents(in);
   shm_params_t sp = input_shm_params(in);
@@ -203,14 +205,24 @@ static bool input_in_shm(const input_msg_t *in) {
              in, upb_StringView_FromString(SHM_REGION), &v);
 }
 
+/* Whether the `len` bytes at `s` are input j's name as sent. */
+static bool input_named(const input_msg_t *in, const char *s, size_t len) {
+  upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
+  /* An empty name's data may be NULL: memcmp may not be given it. */
+  return name.size == len && (len == 0 || memcmp(name.data, s, len) == 0);
+}
+
 /* Triton's gRPC frontend looks at where each input's data is, in order,
  * before the core checks anything: contents beside shared memory or beside
  * raw_input_contents, and an input left without data, are refused first,
- * naming the input as the request does. */
+ * naming the input as the request does. *dup is set to the first input
+ * named as one before it (n: none), for inputs_count_check: the same loop
+ * finds it, its error comes after every data error. */
 static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
                                        const input_msg_t *const *in, size_t n,
-                                       size_t nraw) {
+                                       size_t nraw, size_t *dup) {
   size_t next_raw = 0;
+  *dup = n;
   for (size_t i = 0; i < n; i++) {
     char q[SRV_QUOTE_SIZE];
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
@@ -237,6 +249,8 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
       return BAD("unable to find data for input tensor '%s' for model '%s' in request.",
                  srv_quote(q, name.data, name.size), d->name);
     }
+    for (size_t j = 0; *dup == n && j < i; j++)
+      if (input_named(in[j], name.data, name.size)) *dup = i;
   }
   if (nraw > next_raw)
     return BAD("model '%s': %zu raw_input_contents given for %zu inputs", d->name, nraw,
@@ -245,23 +259,22 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
 }
 
 /* Triton's first checks of the inputs' names as sent: each once (its
- * frontend adds them one by one), then their count. */
+ * frontend adds them one by one; `dup` from inputs_data_check), then their
+ * count. The names are gathered only for the count's error text. */
 static srv_status_t *inputs_count_check(const srv_model_t *m,
                                         const input_msg_t *const *in, size_t n,
-                                        upb_Arena *arena) {
+                                        size_t dup, upb_Arena *arena) {
+  if (dup < n) {
+    char q[SRV_QUOTE_SIZE];
+    upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[dup]);
+    return BAD("input '%s' already exists in request for model '%s'",
+               srv_quote(q, name.data, name.size), srv_model_name(m));
+  }
+  if (srv_check_input_count_ok(m, n)) return NULL;
   srv_input_name_t *names = srv_arena_alloc(arena, (n ? n : 1) * sizeof *names);
   for (size_t i = 0; i < n; i++) {
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     names[i] = (srv_input_name_t){name.data, name.size};
-    for (size_t j = 0; j < i; j++) {
-      /* An empty name's data may be NULL: memcmp may not be given it. */
-      if (names[j].len == name.size &&
-          (name.size == 0 || memcmp(names[j].s, name.data, name.size) == 0)) {
-        char q[SRV_QUOTE_SIZE];
-        return BAD("input '%s' already exists in request for model '%s'",
-                   srv_quote(q, name.data, name.size), srv_model_name(m));
-      }
-    }
   }
   return srv_check_input_count(m, names, n);
 }
@@ -273,24 +286,25 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
   size_t n, nraw;
   const input_msg_t *const *in = inference_ModelInferRequest_inputs(req, &n);
   const upb_StringView *raw = inference_ModelInferRequest_raw_input_contents(req, &nraw);
-  srv_status_t *st = inputs_data_check(d, in, n, nraw);
-  if (st == NULL) st = inputs_count_check(m, in, n, arena);
+  size_t dup;
+  srv_status_t *st = inputs_data_check(d, in, n, nraw, &dup);
+  if (st == NULL) st = inputs_count_check(m, in, n, dup, arena);
   if (st != NULL) return st;
   r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
+  srv_buffer_t *bufs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *bufs);
   /* raw_input_contents go, in order, to the inputs not in shared memory. */
   size_t next_raw = 0;
   for (size_t i = 0; i < n; i++) {
     const upb_StringView *mine = NULL;
     if (nraw != 0 && !input_in_shm(in[i])) mine = &raw[next_raw++];
     memset(&r->inputs[i], 0, sizeof r->inputs[i]);
-    st = input_build(m, d, in[i], mine, binds, arena, &r->inputs[i]);
+    st = input_build(m, d, in[i], mine, binds, arena, &bufs[i], &r->inputs[i]);
     if (st != NULL) return st;
-    for (size_t j = 0; j < i; j++)
-      if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' already exists in request for model '%s'",
-                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
+  /* The names were found distinct, and each is a model input's: n of them
+   * are all of the model's inputs, the required ones among them. */
+  if (n == d->input_count) return NULL;
   return srv_check_required_inputs(m, r);
 }
 
@@ -533,7 +547,8 @@ srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
                                       TRITONBACKEND_Request **out, srv_shm_uses_t **uses) {
   TRITONBACKEND_Request *r = srv_arena_zalloc(arena, sizeof *r);
   r->model = m;
-  r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
+  upb_StringView id = inference_ModelInferRequest_id(req);
+  r->id = id.size != 0 ? srv_arena_strview(arena, id) : ""; /* never written to */
   shm_binds_t binds = {.shm = shm};
   srv_status_t *st = params_read(d, req, arena, r);
   if (st == NULL) st = inputs_build(m, d, req, &binds, arena, r);
