@@ -68,6 +68,15 @@ static uint64_t name_hash(const char *s, size_t len) {
   return h;
 }
 
+/* Whether the NUL-terminated `s` is the `len` bytes at `name`, which may
+ * hold a NUL: byte by byte, reading s no further than its own end. Model
+ * names are short: strnlen and memcmp calls cost more (issue 21). */
+static bool name_is(const char *s, const char *name, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (s[i] != name[i] || s[i] == '\0') return false;
+  return s[len] == '\0';
+}
+
 static int entry_cmp(const void *a, const void *b) {
   const srv_registry_entry_t *x = a, *y = b;
   int c = strcmp(x->name, y->name);
@@ -155,9 +164,7 @@ const srv_registry_entry_t *srv_registry_view_find(const srv_registry_view_t *v,
   size_t slot = name_hash(name, len) & (v->table_size - 1);
   for (; v->table[slot] != 0; slot = (slot + 1) & (v->table_size - 1)) {
     const srv_registry_entry_t *e = &v->entries[v->table[slot] - 1];
-    /* `name` is bytes that may hold a NUL: compare lengths first, reading
-     * e->name no further than its own end. */
-    if (strnlen(e->name, len + 1) == len && memcmp(e->name, name, len) == 0) return e;
+    if (name_is(e->name, name, len)) return e;
   }
   return NULL;
 }
@@ -318,13 +325,15 @@ static const srv_registry_entry_t *unique_entry(const srv_registry_view_t *v,
 }
 
 /* The version asked of `e` with a reference, or NULL and why. Inside a
- * read section. */
-static srv_status_t *entry_acquire(const srv_registry_entry_t *e, const char *name,
-                                   size_t len, int64_t version, srv_model_t **out) {
+ * read section of r's epoch. */
+static srv_status_t *entry_acquire(srv_registry_t *r, const srv_registry_entry_t *e,
+                                   const char *name, size_t len, int64_t version,
+                                   srv_model_t **out) {
   srv_model_t *m = e != NULL ? srv_registry_entry_version(e, version) : NULL;
   *out = m;
   if (m == NULL) return missing(e, name, len, version);
-  srv_model_ref(m); /* the view holds a reference until the section ends */
+  /* The view holds a reference until the section ends. */
+  srv_model_ref_in_section(m, r->epoch);
   return NULL;
 }
 
@@ -346,7 +355,7 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
                         "namespace must be provided to resolve ambiguity.",
                         count, q);
   } else {
-    st = entry_acquire(e, name, len, version, out);
+    st = entry_acquire(r, e, name, len, version, out);
   }
   srv_registry_view_end(r);
   return st;
@@ -355,7 +364,7 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
 srv_status_t *srv_registry_acquire_ns(srv_registry_t *r, const char *ns, const char *name,
                                       int64_t version, srv_model_t **out) {
   const srv_registry_view_t *v = srv_registry_view_begin(r);
-  srv_status_t *st = entry_acquire(srv_registry_view_find_ns(v, ns, name), name,
+  srv_status_t *st = entry_acquire(r, srv_registry_view_find_ns(v, ns, name), name,
                                    strlen(name), version, out);
   srv_registry_view_end(r);
   return st;
