@@ -230,7 +230,30 @@ static void test_request_wide(void) {
   CHECK_EQ_U64(r.batch_size, 1);
 }
 
+/* srv_check_input_count_ok agrees with srv_check_input_count, the count of
+ * required inputs skipped when every input is given. */
+static void test_input_count_ok(void) {
+  static srv_model_t m;
+  model_make(&m, "m", 0);
+  const srv_input_name_t names[3] = {{"INPUT0", 6}, {"TEXT", 4}, {"EXTRA", 5}};
+  for (size_t n = 0; n <= 3; n++) {
+    srv_status_t *st = srv_check_input_count(&m, names, n);
+    CHECK(srv_check_input_count_ok(&m, n) == (n == 2));
+    CHECK((st == NULL) == (n == 2));
+    srv_status_free(st);
+  }
+  srv_tensor_spec_t one_optional[2] = {inputs[0], inputs[1]};
+  one_optional[1].optional = true;
+  m.inputs = one_optional;
+  for (size_t n = 0; n <= 3; n++) {
+    srv_status_t *st = srv_check_input_count(&m, names, n);
+    CHECK(srv_check_input_count_ok(&m, n) == (n == 1 || n == 2));
+    CHECK((st == NULL) == (n == 1 || n == 2));
+    srv_status_free(st);
+  }
+}
+
 UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_name_edges),
           UNIT_CASE(test_shapes), UNIT_CASE(test_shapes_too_large),
           UNIT_CASE(test_fixed_size_data), UNIT_CASE(test_bytes_data),
-          UNIT_CASE(test_request_wide))
+          UNIT_CASE(test_request_wide), UNIT_CASE(test_input_count_ok))
