@@ -145,15 +145,16 @@ static uint64_t element_count(const int64_t *shape, size_t n) {
   return count;
 }
 
-/* `buf` is the input's buffer record, uninitialised: every path below
- * sets all its fields. */
+/* Input `index` of the request. `buf` is its buffer record, uninitialised:
+ * every path below sets all its fields. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d,
-                                 const input_msg_t *in, const upb_StringView *raw,
+                                 size_t index, const input_msg_t *in,
+                                 const upb_StringView *raw,
                                  shm_binds_t *binds, upb_Arena *arena, srv_buffer_t *buf,
                                  struct TRITONBACKEND_Input *out) {
   upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
   const srv_tensor_spec_t *spec;
-  srv_status_t *st = srv_check_input_spec(m, name.data, name.size, &spec);
+  srv_status_t *st = srv_check_input_spec_from(m, index, name.data, name.size, &spec);
   if (st != NULL) return st;
   upb_StringView dt = inference_ModelInferRequest_InferInputTensor_datatype(in);
   TRITONSERVER_DataType type = api_datatype_from_protocol(dt.data, dt.size);
@@ -290,15 +291,20 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
   srv_status_t *st = inputs_data_check(d, in, n, nraw, &dup);
   if (st == NULL) st = inputs_count_check(m, in, n, dup, arena);
   if (st != NULL) return st;
-  r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
-  srv_buffer_t *bufs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *bufs);
+  /* The inputs, then their buffers, in one block (one arena call). */
+  _Static_assert(sizeof(struct TRITONBACKEND_Input) % _Alignof(srv_buffer_t) == 0,
+                 "the buffers after the inputs are aligned");
+  struct TRITONBACKEND_Input *inputs =
+      srv_arena_alloc(arena, (n ? n : 1) * (sizeof *inputs + sizeof(srv_buffer_t)));
+  srv_buffer_t *bufs = (srv_buffer_t *)(inputs + (n ? n : 1));
+  r->inputs = inputs;
   /* raw_input_contents go, in order, to the inputs not in shared memory. */
   size_t next_raw = 0;
   for (size_t i = 0; i < n; i++) {
     const upb_StringView *mine = NULL;
     if (nraw != 0 && !input_in_shm(in[i])) mine = &raw[next_raw++];
     memset(&r->inputs[i], 0, sizeof r->inputs[i]);
-    st = input_build(m, d, in[i], mine, binds, arena, &bufs[i], &r->inputs[i]);
+    st = input_build(m, d, i, in[i], mine, binds, arena, &bufs[i], &r->inputs[i]);
     if (st != NULL) return st;
   }
   r->input_count = (uint32_t)n;

@@ -44,15 +44,24 @@ static COLD srv_status_t *unexpected_input(const srv_model_t *m, const char *nam
              m->name);
 }
 
-srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
-                                   const srv_tensor_spec_t **spec) {
-  for (uint32_t i = 0; i < m->input_count; i++) {
+srv_status_t *srv_check_input_spec_from(const srv_model_t *m, size_t first,
+                                        const char *name, size_t len,
+                                        const srv_tensor_spec_t **spec) {
+  uint32_t count = m->input_count;
+  size_t i = first < count ? first : 0;
+  for (uint32_t k = 0; k < count; k++) {
     if (name_is(m->inputs[i].name, name, len)) {
       *spec = &m->inputs[i];
       return NULL;
     }
+    if (++i == count) i = 0;
   }
   return unexpected_input(m, name, len);
+}
+
+srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
+                                   const srv_tensor_spec_t **spec) {
+  return srv_check_input_spec_from(m, 0, name, len, spec);
 }
 
 static COLD srv_status_t *datatype_error(const srv_model_t *m,

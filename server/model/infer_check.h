@@ -18,6 +18,14 @@
 srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
                                    const srv_tensor_spec_t **spec);
 
+/** The same, looking at the model's input `first` before the others (then
+ *  on in order, wrapping): a frontend passes the input's position in the
+ *  request, as clients mostly send inputs in the config's order, so each
+ *  is found by one compare. */
+srv_status_t *srv_check_input_spec_from(const srv_model_t *m, size_t first,
+                                        const char *name, size_t len,
+                                        const srv_tensor_spec_t **spec);
+
 /** The datatype must be the config's. `given` (len bytes) is the spelling
  *  the client used, quoted in the error as it came. */
 srv_status_t *srv_check_input_datatype(const srv_model_t *m,

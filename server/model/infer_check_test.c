@@ -76,6 +76,20 @@ static void test_name_edges(void) {
     srv_status_t *st = srv_check_input_spec(&m, bad[i].s, bad[i].len, &spec);
     CHECK(st != NULL);
     srv_status_free(st);
+    for (size_t first = 0; first < 4; first++) {
+      st = srv_check_input_spec_from(&m, first, bad[i].s, bad[i].len, &spec);
+      CHECK(st != NULL);
+      srv_status_free(st);
+    }
+  }
+  /* From any position (past the end too), wrapping around. */
+  for (size_t first = 0; first < 4; first++) {
+    spec = NULL;
+    CHECK(srv_check_input_spec_from(&m, first, "INPUT0", 6, &spec) == NULL &&
+          spec == &inputs[0]);
+    spec = NULL;
+    CHECK(srv_check_input_spec_from(&m, first, "TEXT", 4, &spec) == NULL &&
+          spec == &inputs[1]);
   }
   const char *found = NULL;
   srv_status_t *st = srv_check_output_name(&m, "OUTPUT0\0", 8, &found);
