@@ -28,6 +28,7 @@ struct srv_registry_view {
   srv_model_t **leaving; /* models to unref when this view is reclaimed */
   size_t leaving_count;
   srv_registry_t *owner;
+  uint64_t serial; /* view_serial's number for it: no other view has it */
 };
 
 struct srv_registry {
@@ -38,6 +39,22 @@ struct srv_registry {
   act_epoch_t *epoch;
   bool closing; /* srv_registry_free runs: the models are gone */
 };
+
+/* Numbers the views of every registry, so that a thread's memo of one
+ * (below) never matches another: a new view may be allocated where a
+ * reclaimed one was, and tests run several registries. */
+static _Atomic uint64_t view_serial;
+
+/* A thread's last lookup by name (srv_registry_acquire): the view it was
+ * in and the entry it found. Only that view's own readers use the index:
+ * requests mostly name the model the thread's last request named, whose
+ * entry is then checked by name alone, without the hash and the probe
+ * (issue 21). Initial-exec: see ACT_TLS_INITIAL_EXEC in actors/base.h. */
+typedef struct {
+  uint64_t serial;
+  size_t index;
+} lookup_memo_t;
+static _Thread_local lookup_memo_t lookup_memo __attribute__((tls_model("initial-exec")));
 
 const char *srv_model_state_name(srv_model_state_t s) {
   switch (s) {
@@ -94,6 +111,8 @@ static void *array_copy(const void *from, size_t n, size_t size) {
 static srv_registry_view_t *view_new(const srv_registry_entry_t *entries, size_t count) {
   srv_registry_view_t *v = calloc(1, sizeof *v);
   if (v == NULL) SRV_FATAL("out of memory");
+  /* relaxed: a unique number; the view is published by `current`. */
+  v->serial = atomic_fetch_add_explicit(&view_serial, 1, memory_order_relaxed) + 1;
   v->count = count;
   v->entries = calloc(count + 1, sizeof *v->entries);
   if (v->entries == NULL) SRV_FATAL("out of memory");
@@ -167,6 +186,21 @@ const srv_registry_entry_t *srv_registry_view_find(const srv_registry_view_t *v,
     if (name_is(e->name, name, len)) return e;
   }
   return NULL;
+}
+
+/* srv_registry_view_find through the thread's memo: the memo's entry when
+ * it is of this view and has this name (the entry the find gave, as a
+ * name's first entry is the one the table holds), else the find, which
+ * then becomes the memo. Inside a read section of v. */
+static const srv_registry_entry_t *view_find_memo(const srv_registry_view_t *v,
+                                                  const char *name, size_t len) {
+  if (lookup_memo.serial == v->serial) {
+    const srv_registry_entry_t *e = &v->entries[lookup_memo.index];
+    if (name_is(e->name, name, len)) return e;
+  }
+  const srv_registry_entry_t *e = srv_registry_view_find(v, name, len);
+  if (e != NULL) lookup_memo = (lookup_memo_t){v->serial, (size_t)(e - v->entries)};
+  return e;
 }
 
 /* The entry after `e` when it has the same name (another namespace). */
@@ -343,7 +377,7 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
   if (name == NULL || len == 0) /* Triton's text for an empty name */
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "model name must not be empty");
   const srv_registry_view_t *v = srv_registry_view_begin(r);
-  const srv_registry_entry_t *e = srv_registry_view_find(v, name, len);
+  const srv_registry_entry_t *e = view_find_memo(v, name, len);
   size_t count = 0;
   if (e != NULL && v->shared_names) e = unique_entry(v, e, &count);
   srv_status_t *st;
