@@ -92,9 +92,10 @@ void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
   c->fe = fe;
   c->rpc = rpc;
   c->cq = cq;
-  c->request_flat = grpc_empty_slice();
-  c->status_details = grpc_empty_slice();
-  grpc_metadata_array_init(&c->request_md);
+  /* The memset made request_flat and status_details empty slices (what
+   * grpc_empty_slice returns: no refcount, inline length 0) and request_md
+   * an empty array (what grpc_metadata_array_init makes): three calls into
+   * gRPC fewer per call (issue 21). zeroed_init_test pins both. */
   /* Only an unregistered call fills (and so needs) the details: gRPC's
    * destroy of them costs ~300 instructions (an ExecCtx) per call. */
   if (rpc == srv_rpc_count) grpc_call_details_init(&c->details);
