@@ -459,9 +459,10 @@ static srv_status_t *version_error(const char *version, size_t len) {
 srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
                                   const char *version, size_t version_len,
                                   srv_model_t **out) {
-  int64_t v;
+  int64_t v = -1; /* no version given (most requests): the latest */
   *out = NULL;
-  if (!srv_version_parse(version, version_len, &v)) return version_error(version, version_len);
+  if (version_len != 0 && !srv_version_parse(version, version_len, &v))
+    return version_error(version, version_len);
   return srv_registry_acquire(r, name, len, v, out);
 }
 
