@@ -145,8 +145,33 @@ static uint64_t element_count(const int64_t *shape, size_t n) {
   return count;
 }
 
-/* Input `index` of the request. `buf` is its buffer record, uninitialised:
- * every path below sets all its fields. */
+/* An input's data in shared memory or in its typed contents, into `buf`,
+ * between its shape check and its data check. */
+static srv_status_t *input_data_bind(const srv_model_desc_t *d,
+                                     const srv_tensor_spec_t *spec, const input_msg_t *in,
+                                     const int64_t *shape, size_t n, shm_binds_t *binds,
+                                     upb_Arena *arena, srv_buffer_t *buf) {
+  shm_params_t sp = input_shm_params(in);
+  bool in_shm = false;
+  if (!shm_params_none(&sp)) { /* not even the call without parameters */
+    srv_status_t *st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
+    if (st != NULL) return st;
+  }
+  if (!in_shm)
+    return srv_infer_contents_to_buffer(
+        d->name, spec, inference_ModelInferRequest_InferInputTensor_contents(in),
+        element_count(shape, n), arena, buf);
+  const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
+  buf->base = ref->addr;
+  buf->size = ref->byte_size;
+  buf->memory_type = ref->memory_type;
+  buf->memory_type_id = ref->memory_type_id;
+  return NULL;
+}
+
+/* Input `index` of the request, with its raw_input_contents or NULL. `buf`
+ * is its buffer record, uninitialised: every path below sets all its
+ * fields. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d,
                                  size_t index, const input_msg_t *in,
                                  const upb_StringView *raw,
@@ -162,40 +187,25 @@ static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d
     return srv_check_input_datatype(m, spec, type, dt.data, dt.size);
   size_t n;
   const int64_t *shape = inference_ModelInferRequest_InferInputTensor_shape(in, &n);
-  st = srv_check_input_shape(m, spec, shape, n);
-  if (st != NULL) return st;
   out->name = spec->name;
   out->datatype = type;
   out->shape = shape;
   out->dims_count = (uint32_t)n;
-  *buf = (srv_buffer_t){0}; /* host memory unless in a CUDA region */
-  const inference_InferTensorContents *contents =
-      inference_ModelInferRequest_InferInputTensor_contents(in);
-  shm_params_t sp = input_shm_params(in);
-  bool in_shm = false;
-  if (!shm_params_none(&sp)) { /* not even the call, on the common path */
-    st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
-    if (st != NULL) return st;
-  }
-  if (in_shm) {
-    const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
-    buf->base = ref->addr;
-    buf->size = ref->byte_size;
-    buf->memory_type = ref->memory_type;
-    buf->memory_type_id = ref->memory_type_id;
-  } else if (raw != NULL) {
-    buf->base = raw->data;
-    buf->size = raw->size;
-  } else {
-    st = srv_infer_contents_to_buffer(d->name, spec, contents, element_count(shape, n),
-                                      arena, buf);
-    if (st != NULL) return st;
-  }
-  st = srv_check_input_data(m, spec, type, shape, n, buf, 1, &out->byte_size);
-  if (st != NULL) return st;
   out->buffers = buf;
   out->buffer_count = 1;
-  return NULL;
+  *buf = (srv_buffer_t){0}; /* host memory unless in a CUDA region */
+  if (raw != NULL) {
+    /* The common case: raw data, not in shared memory (inputs_data_check
+     * checked its parameters), so nothing can fail between the shape
+     * check and the data check, which are then made as one. */
+    buf->base = raw->data;
+    buf->size = raw->size;
+    return srv_check_input_shape_data(m, spec, shape, n, buf, 1, &out->byte_size);
+  }
+  st = srv_check_input_shape(m, spec, shape, n);
+  if (st == NULL) st = input_data_bind(d, spec, in, shape, n, binds, arena, buf);
+  if (st == NULL) st = srv_check_input_data(m, spec, type, shape, n, buf, 1, &out->byte_size);
+  return st;
 }
 
 /* Whether an input names a region: it then takes no raw_input_contents. */

@@ -49,6 +49,16 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
                                    size_t dims_count, const srv_buffer_t *buffers,
                                    uint32_t count, uint64_t *byte_size);
 
+/** srv_check_input_shape, then srv_check_input_data, for a caller whose
+ *  data is at hand before the shape is checked and whose datatype passed
+ *  srv_check_input_datatype (it is the spec's): the same refusals in the
+ *  same order, the size both need computed once. */
+srv_status_t *srv_check_input_shape_data(const srv_model_t *m,
+                                         const srv_tensor_spec_t *spec,
+                                         const int64_t *shape, size_t dims_count,
+                                         const srv_buffer_t *buffers, uint32_t count,
+                                         uint64_t *byte_size);
+
 /** An input's name as a request gave it (not NUL-terminated). */
 typedef struct {
   const char *s;
