@@ -8,6 +8,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,9 +95,10 @@ void srv_call_request(srv_frontend_t *fe, size_t rpc, unsigned cq) {
   c->fe = fe;
   c->rpc = rpc;
   c->cq = cq;
-  c->request_flat = grpc_empty_slice();
-  c->status_details = grpc_empty_slice();
-  grpc_metadata_array_init(&c->request_md);
+  /* The memset made request_flat and status_details empty slices (what
+   * grpc_empty_slice returns: no refcount, inline length 0) and request_md
+   * an empty array (what grpc_metadata_array_init makes): three calls into
+   * gRPC fewer per call (issue 21). zeroed_init_test pins both. */
   /* Only an unregistered call fills (and so needs) the details: gRPC's
    * destroy of them costs ~300 instructions (an ExecCtx) per call. */
   if (rpc == srv_rpc_count) grpc_call_details_init(&c->details);
@@ -195,9 +197,12 @@ static void call_batch_failed(srv_call_t *c, grpc_call_error err) {
   call_maybe_stop(c);
 }
 
+/* gRPC's infinite deadline is gpr_inf_future: tv_sec INT64_MAX, which
+ * gpr_time_cmp finds equal whatever tv_nsec holds. Tested here directly:
+ * two calls into libgpr cost ~110 instructions per ModelInfer (issue 21). */
 bool srv_call_has_deadline(const srv_call_t *c) {
   gpr_timespec deadline = c->rpc == srv_rpc_count ? c->details.deadline : c->deadline;
-  return gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) != 0;
+  return deadline.tv_sec != INT64_MAX;
 }
 
 /* Whether gRPC has ended the call itself: its close came back cancelled

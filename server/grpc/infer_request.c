@@ -145,54 +145,67 @@ static uint64_t element_count(const int64_t *shape, size_t n) {
   return count;
 }
 
+/* An input's data in shared memory or in its typed contents, into `buf`,
+ * between its shape check and its data check. */
+static srv_status_t *input_data_bind(const srv_model_desc_t *d,
+                                     const srv_tensor_spec_t *spec, const input_msg_t *in,
+                                     const int64_t *shape, size_t n, shm_binds_t *binds,
+                                     upb_Arena *arena, srv_buffer_t *buf) {
+  shm_params_t sp = input_shm_params(in);
+  bool in_shm = false;
+  if (!shm_params_none(&sp)) { /* not even the call without parameters */
+    srv_status_t *st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
+    if (st != NULL) return st;
+  }
+  if (!in_shm)
+    return srv_infer_contents_to_buffer(
+        d->name, spec, inference_ModelInferRequest_InferInputTensor_contents(in),
+        element_count(shape, n), arena, buf);
+  const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
+  buf->base = ref->addr;
+  buf->size = ref->byte_size;
+  buf->memory_type = ref->memory_type;
+  buf->memory_type_id = ref->memory_type_id;
+  return NULL;
+}
+
+/* Input `index` of the request, with its raw_input_contents or NULL. `buf`
+ * is its buffer record, uninitialised: every path below sets all its
+ * fields. */
 static srv_status_t *input_build(const srv_model_t *m, const srv_model_desc_t *d,
-                                 const input_msg_t *in, const upb_StringView *raw,
-                                 shm_binds_t *binds, upb_Arena *arena,
+                                 size_t index, const input_msg_t *in,
+                                 const upb_StringView *raw,
+                                 shm_binds_t *binds, upb_Arena *arena, srv_buffer_t *buf,
                                  struct TRITONBACKEND_Input *out) {
   upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
   const srv_tensor_spec_t *spec;
-  srv_status_t *st = srv_check_input_spec(m, name.data, name.size, &spec);
+  srv_status_t *st = srv_check_input_spec_from(m, index, name.data, name.size, &spec);
   if (st != NULL) return st;
   upb_StringView dt = inference_ModelInferRequest_InferInputTensor_datatype(in);
   TRITONSERVER_DataType type = api_datatype_from_protocol(dt.data, dt.size);
-  st = srv_check_input_datatype(m, spec, type, dt.data, dt.size);
-  if (st != NULL) return st;
+  if (type != spec->datatype) /* the check's own test, inline: no call when it passes */
+    return srv_check_input_datatype(m, spec, type, dt.data, dt.size);
   size_t n;
   const int64_t *shape = inference_ModelInferRequest_InferInputTensor_shape(in, &n);
-  st = srv_check_input_shape(m, spec, shape, n);
-  if (st != NULL) return st;
   out->name = spec->name;
   out->datatype = type;
   out->shape = shape;
   out->dims_count = (uint32_t)n;
-  srv_buffer_t *buf = srv_arena_zalloc(arena, sizeof *buf);
-  const inference_InferTensorContents *contents =
-      inference_ModelInferRequest_InferInputTensor_contents(in);
-  shm_params_t sp = input_shm_params(in);
-  bool in_shm = false;
-  if (!shm_params_none(&sp)) { /* not even the call, on the common path */
-    st = shm_bind(binds, &sp, spec->name, NULL, arena, &in_shm);
-    if (st != NULL) return st;
-  }
-  if (in_shm) {
-    const srv_shm_ref_t *ref = &binds->refs[binds->count - 1];
-    buf->base = ref->addr;
-    buf->size = ref->byte_size;
-    buf->memory_type = ref->memory_type;
-    buf->memory_type_id = ref->memory_type_id;
-  } else if (raw != NULL) {
-    buf->base = raw->data;
-    buf->size = raw->size;
-  } else {
-    st = srv_infer_contents_to_buffer(d->name, spec, contents, element_count(shape, n),
-                                      arena, buf);
-    if (st != NULL) return st;
-  }
-  st = srv_check_input_data(m, spec, type, shape, n, buf, 1, &out->byte_size);
-  if (st != NULL) return st;
   out->buffers = buf;
   out->buffer_count = 1;
-  return NULL;
+  *buf = (srv_buffer_t){0}; /* host memory unless in a CUDA region */
+  if (raw != NULL) {
+    /* The common case: raw data, not in shared memory (inputs_data_check
+     * checked its parameters), so nothing can fail between the shape
+     * check and the data check, which are then made as one. */
+    buf->base = raw->data;
+    buf->size = raw->size;
+    return srv_check_input_shape_data(m, spec, shape, n, buf, 1, &out->byte_size);
+  }
+  st = srv_check_input_shape(m, spec, shape, n);
+  if (st == NULL) st = input_data_bind(d, spec, in, shape, n, binds, arena, buf);
+  if (st == NULL) st = srv_check_input_data(m, spec, type, shape, n, buf, 1, &out->byte_size);
+  return st;
 }
 
 /* Whether an input names a region: it then takes no raw_input_contents. */
@@ -203,14 +216,24 @@ static bool input_in_shm(const input_msg_t *in) {
              in, upb_StringView_FromString(SHM_REGION), &v);
 }
 
+/* Whether the `len` bytes at `s` are input j's name as sent. */
+static bool input_named(const input_msg_t *in, const char *s, size_t len) {
+  upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in);
+  /* An empty name's data may be NULL: memcmp may not be given it. */
+  return name.size == len && (len == 0 || memcmp(name.data, s, len) == 0);
+}
+
 /* Triton's gRPC frontend looks at where each input's data is, in order,
  * before the core checks anything: contents beside shared memory or beside
  * raw_input_contents, and an input left without data, are refused first,
- * naming the input as the request does. */
+ * naming the input as the request does. *dup is set to the first input
+ * named as one before it (n: none), for inputs_count_check: the same loop
+ * finds it, its error comes after every data error. */
 static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
                                        const input_msg_t *const *in, size_t n,
-                                       size_t nraw) {
+                                       size_t nraw, size_t *dup) {
   size_t next_raw = 0;
+  *dup = n;
   for (size_t i = 0; i < n; i++) {
     char q[SRV_QUOTE_SIZE];
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
@@ -237,6 +260,8 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
       return BAD("unable to find data for input tensor '%s' for model '%s' in request.",
                  srv_quote(q, name.data, name.size), d->name);
     }
+    for (size_t j = 0; *dup == n && j < i; j++)
+      if (input_named(in[j], name.data, name.size)) *dup = i;
   }
   if (nraw > next_raw)
     return BAD("model '%s': %zu raw_input_contents given for %zu inputs", d->name, nraw,
@@ -245,23 +270,22 @@ static srv_status_t *inputs_data_check(const srv_model_desc_t *d,
 }
 
 /* Triton's first checks of the inputs' names as sent: each once (its
- * frontend adds them one by one), then their count. */
+ * frontend adds them one by one; `dup` from inputs_data_check), then their
+ * count. The names are gathered only for the count's error text. */
 static srv_status_t *inputs_count_check(const srv_model_t *m,
                                         const input_msg_t *const *in, size_t n,
-                                        upb_Arena *arena) {
+                                        size_t dup, upb_Arena *arena) {
+  if (dup < n) {
+    char q[SRV_QUOTE_SIZE];
+    upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[dup]);
+    return BAD("input '%s' already exists in request for model '%s'",
+               srv_quote(q, name.data, name.size), srv_model_name(m));
+  }
+  if (srv_check_input_count_ok(m, n)) return NULL;
   srv_input_name_t *names = srv_arena_alloc(arena, (n ? n : 1) * sizeof *names);
   for (size_t i = 0; i < n; i++) {
     upb_StringView name = inference_ModelInferRequest_InferInputTensor_name(in[i]);
     names[i] = (srv_input_name_t){name.data, name.size};
-    for (size_t j = 0; j < i; j++) {
-      /* An empty name's data may be NULL: memcmp may not be given it. */
-      if (names[j].len == name.size &&
-          (name.size == 0 || memcmp(names[j].s, name.data, name.size) == 0)) {
-        char q[SRV_QUOTE_SIZE];
-        return BAD("input '%s' already exists in request for model '%s'",
-                   srv_quote(q, name.data, name.size), srv_model_name(m));
-      }
-    }
   }
   return srv_check_input_count(m, names, n);
 }
@@ -273,24 +297,30 @@ static srv_status_t *inputs_build(const srv_model_t *m, const srv_model_desc_t *
   size_t n, nraw;
   const input_msg_t *const *in = inference_ModelInferRequest_inputs(req, &n);
   const upb_StringView *raw = inference_ModelInferRequest_raw_input_contents(req, &nraw);
-  srv_status_t *st = inputs_data_check(d, in, n, nraw);
-  if (st == NULL) st = inputs_count_check(m, in, n, arena);
+  size_t dup;
+  srv_status_t *st = inputs_data_check(d, in, n, nraw, &dup);
+  if (st == NULL) st = inputs_count_check(m, in, n, dup, arena);
   if (st != NULL) return st;
-  r->inputs = srv_arena_alloc(arena, (n ? n : 1) * sizeof *r->inputs);
+  /* The inputs, then their buffers, in one block (one arena call). */
+  _Static_assert(sizeof(struct TRITONBACKEND_Input) % _Alignof(srv_buffer_t) == 0,
+                 "the buffers after the inputs are aligned");
+  struct TRITONBACKEND_Input *inputs =
+      srv_arena_alloc(arena, (n ? n : 1) * (sizeof *inputs + sizeof(srv_buffer_t)));
+  srv_buffer_t *bufs = (srv_buffer_t *)(inputs + (n ? n : 1));
+  r->inputs = inputs;
   /* raw_input_contents go, in order, to the inputs not in shared memory. */
   size_t next_raw = 0;
   for (size_t i = 0; i < n; i++) {
     const upb_StringView *mine = NULL;
     if (nraw != 0 && !input_in_shm(in[i])) mine = &raw[next_raw++];
     memset(&r->inputs[i], 0, sizeof r->inputs[i]);
-    st = input_build(m, d, in[i], mine, binds, arena, &r->inputs[i]);
+    st = input_build(m, d, i, in[i], mine, binds, arena, &bufs[i], &r->inputs[i]);
     if (st != NULL) return st;
-    for (size_t j = 0; j < i; j++)
-      if (r->inputs[j].name == r->inputs[i].name)
-        return BAD("input '%s' already exists in request for model '%s'",
-                   r->inputs[i].name, d->name);
   }
   r->input_count = (uint32_t)n;
+  /* The names were found distinct, and each is a model input's: n of them
+   * are all of the model's inputs, the required ones among them. */
+  if (n == d->input_count) return NULL;
   return srv_check_required_inputs(m, r);
 }
 
@@ -533,7 +563,8 @@ srv_status_t *srv_infer_request_build(srv_model_t *m, const srv_model_desc_t *d,
                                       TRITONBACKEND_Request **out, srv_shm_uses_t **uses) {
   TRITONBACKEND_Request *r = srv_arena_zalloc(arena, sizeof *r);
   r->model = m;
-  r->id = srv_arena_strview(arena, inference_ModelInferRequest_id(req));
+  upb_StringView id = inference_ModelInferRequest_id(req);
+  r->id = id.size != 0 ? srv_arena_strview(arena, id) : ""; /* never written to */
   shm_binds_t binds = {.shm = shm};
   srv_status_t *st = params_read(d, req, arena, r);
   if (st == NULL) st = inputs_build(m, d, req, &binds, arena, r);

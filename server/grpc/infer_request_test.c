@@ -83,21 +83,29 @@ static void param_add(inference_ModelInferRequest *req, const param_t *p, upb_Ar
                                              a);
 }
 
+/* The inputs `encode` sends, by name, and how many raw_input_contents:
+ * one input IN and its data unless a test sets them. */
+static const char *const *input_names;
+static size_t input_count = 1, raw_count = 1;
+
 /* The bytes of a request for model "m" (input IN, one INT32) with params. */
 static char *encode(const param_t *params, size_t n, size_t *len) {
   upb_Arena *a = upb_Arena_New();
   inference_ModelInferRequest *req = inference_ModelInferRequest_new(a);
   inference_ModelInferRequest_set_model_name(req, upb_StringView_FromString("m"));
-  inference_ModelInferRequest_InferInputTensor *in =
-      inference_ModelInferRequest_add_inputs(req, a);
-  inference_ModelInferRequest_InferInputTensor_set_name(in,
-                                                        upb_StringView_FromString("IN"));
-  inference_ModelInferRequest_InferInputTensor_set_datatype(
-      in, upb_StringView_FromString("INT32"));
-  inference_ModelInferRequest_InferInputTensor_add_shape(in, 1, a);
+  for (size_t i = 0; i < input_count; i++) {
+    inference_ModelInferRequest_InferInputTensor *in =
+        inference_ModelInferRequest_add_inputs(req, a);
+    inference_ModelInferRequest_InferInputTensor_set_name(
+        in, upb_StringView_FromString(input_names != NULL ? input_names[i] : "IN"));
+    inference_ModelInferRequest_InferInputTensor_set_datatype(
+        in, upb_StringView_FromString("INT32"));
+    inference_ModelInferRequest_InferInputTensor_add_shape(in, 1, a);
+  }
   static const int32_t value = 7;
-  inference_ModelInferRequest_add_raw_input_contents(
-      req, upb_StringView_FromDataAndSize((const char *)&value, sizeof value), a);
+  for (size_t i = 0; i < raw_count; i++)
+    inference_ModelInferRequest_add_raw_input_contents(
+        req, upb_StringView_FromDataAndSize((const char *)&value, sizeof value), a);
   for (size_t i = 0; i < n; i++) param_add(req, &params[i], a);
   char *bytes = inference_ModelInferRequest_serialize(req, a, len);
   char *copy = malloc(*len ? *len : 1);
@@ -161,6 +169,11 @@ static built_t build(const param_t *params, size_t n) {
     srv_status_free(st);
   } else {
     out.ok = true;
+    CHECK_STREQ(r->id, ""); /* no id sent */
+    CHECK_EQ_U64(r->input_count, 1);
+    CHECK_EQ_U64(r->inputs[0].buffers[0].memory_type, TRITONSERVER_MEMORY_CPU);
+    CHECK_EQ_U64(r->inputs[0].buffers[0].memory_type_id, 0);
+    CHECK_EQ_U64(r->inputs[0].byte_size, 4);
     params_text(r, &out);
     out.id = r->correlation_id;
     out.flags = r->flags;
@@ -367,6 +380,45 @@ static void test_bounds(void) {
   CHECK_STREQ(b.message, "model 'm': parameter 's' holds a NUL byte");
 }
 
+/* The inputs' first checks, in Triton's order: where each input's data is
+ * (every input), then a name sent twice, then the count. */
+static built_t build_inputs(const char *const *names, size_t n, size_t nraw) {
+  input_names = names;
+  input_count = n;
+  raw_count = nraw;
+  built_t b = build(NULL, 0);
+  input_names = NULL;
+  input_count = raw_count = 1;
+  return b;
+}
+
+static void test_inputs_order(void) {
+  static const char *const twice[2] = {"IN", "IN"}, *const other[2] = {"IN", "X"};
+  built_t b = build_inputs(twice, 2, 1); /* the second IN has no data: first */
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message,
+              "unable to find data for input tensor 'IN' for model 'm' in request.");
+  b = build_inputs(twice, 2, 3);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "model 'm': 3 raw_input_contents given for 2 inputs");
+  b = build_inputs(twice, 2, 2);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "input 'IN' already exists in request for model 'm'");
+  b = build_inputs(other, 2, 2);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message,
+              "expected 1 inputs but got 2 inputs for model 'm'. Got inputs ['IN','X'], "
+              "but missing required inputs []. Please provide all required inputs.");
+  b = build_inputs(other + 1, 1, 1);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, "unexpected inference input 'X' for model 'm'");
+  b = build_inputs(other, 0, 0);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message,
+              "expected 1 inputs but got 0 inputs for model 'm'. Got inputs [], but "
+              "missing required inputs ['IN']. Please provide all required inputs.");
+}
+
 int main(void) {
   static const char text[] =
       "name: 'm' backend: 'none' max_batch_size: 0\n"
@@ -379,6 +431,7 @@ int main(void) {
       UNIT_CASE(test_string_ids),  UNIT_CASE(test_flags),
       UNIT_CASE(test_wrong_types), UNIT_CASE(test_handed_on),
       UNIT_CASE(test_refused),     UNIT_CASE(test_bounds),
+      UNIT_CASE(test_inputs_order),
   };
   int rc = unit_run("infer_request", cases, sizeof cases / sizeof cases[0]);
   srv_model_bare_free(model);

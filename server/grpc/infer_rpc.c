@@ -252,9 +252,11 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   uint64_t start = act_now_ns();
   SRV_CALL_PARSE_OR_RETURN(req, call, inference_ModelInferRequest, "ModelInfer", bytes,
                            len);
+  srv_server_t *srv = srv_call_server(call);
+  upb_Arena *arena = srv_call_arena(call);
   srv_model_t *m = NULL;
   srv_status_t *st =
-      srv_model_lookup(srv_call_server(call), inference_ModelInferRequest_model_name(req),
+      srv_model_lookup(srv, inference_ModelInferRequest_model_name(req),
                        inference_ModelInferRequest_model_version(req), &m);
   srv_model_desc_t d;
   if (st == NULL) srv_model_describe(m, &d);
@@ -271,8 +273,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
   TRITONBACKEND_Request *r = NULL;
   srv_shm_uses_t *uses = NULL;
   if (st == NULL) {
-    st = srv_infer_request_build(m, &d, req, srv_call_server(call)->shm,
-                                 srv_call_arena(call), &r, &uses);
+    st = srv_infer_request_build(m, &d, req, srv->shm, arena, &r, &uses);
     /* A request the model refused counts as one of its failures. */
     if (st != NULL)
       srv_stats_fail(srv_model_stats(m), SRV_FAIL_OTHER, act_now_ns() - start);
@@ -282,7 +283,7 @@ void srv_rpc_model_infer(srv_call_t *call, const char *bytes, size_t len) {
     srv_call_fail(call, st);
     return;
   }
-  infer_ctx_t *x = upb_Arena_Malloc(srv_call_arena(call), sizeof *x);
+  infer_ctx_t *x = upb_Arena_Malloc(arena, sizeof *x);
   if (x == NULL) SRV_FATAL("out of memory");
   memset(x, 0, sizeof *x);
   x->model = m;

@@ -22,8 +22,14 @@ static void shape_print(char *buf, size_t len, const int64_t *dims, size_t n) {
   if (used < len) snprintf(buf + used, len - used, "]");
 }
 
+/* Whether the NUL-terminated `name` is the `len` bytes at `s` (which may
+ * hold a NUL). Byte by byte, stopping at name's end: tensor names are
+ * short, and strlen and memcmp calls cost twice as much per compare
+ * (issue 21). */
 static bool name_is(const char *name, const char *s, size_t len) {
-  return strlen(name) == len && memcmp(name, s, len) == 0;
+  for (size_t i = 0; i < len; i++)
+    if (name[i] != s[i] || name[i] == '\0') return false;
+  return name[len] == '\0';
 }
 
 /* The error texts, out of line: the checks that pass (every request's)
@@ -38,15 +44,24 @@ static COLD srv_status_t *unexpected_input(const srv_model_t *m, const char *nam
              m->name);
 }
 
-srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
-                                   const srv_tensor_spec_t **spec) {
-  for (uint32_t i = 0; i < m->input_count; i++) {
+srv_status_t *srv_check_input_spec_from(const srv_model_t *m, size_t first,
+                                        const char *name, size_t len,
+                                        const srv_tensor_spec_t **spec) {
+  uint32_t count = m->input_count;
+  size_t i = first < count ? first : 0;
+  for (uint32_t k = 0; k < count; k++) {
     if (name_is(m->inputs[i].name, name, len)) {
       *spec = &m->inputs[i];
       return NULL;
     }
+    if (++i == count) i = 0;
   }
   return unexpected_input(m, name, len);
+}
+
+srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
+                                   const srv_tensor_spec_t **spec) {
+  return srv_check_input_spec_from(m, 0, name, len, spec);
 }
 
 static COLD srv_status_t *datatype_error(const srv_model_t *m,
@@ -68,12 +83,14 @@ srv_status_t *srv_check_input_datatype(const srv_model_t *m,
 
 /* Whether the shape's data, in bytes (BYTES: its length prefixes alone),
  * fits in 64 bits; past that, element counts and sizes computed from the
- * shape wrap, and a huge shape would pass with little or no data. */
-static bool shape_fits(const srv_tensor_spec_t *spec, const int64_t *shape, size_t n) {
-  uint32_t size = api_datatype_byte_size(spec->datatype);
-  uint64_t bytes = size > 0 ? size : 4;
+ * shape wrap, and a huge shape would pass with little or no data. `size`
+ * is the datatype's (api_datatype_byte_size); *bytes gets the data's: the
+ * element count times size (times 4 for BYTES). */
+static bool shape_fits(uint32_t size, const int64_t *shape, size_t n, uint64_t *bytes) {
+  uint64_t b = size > 0 ? size : 4;
   for (size_t i = 0; i < n; i++)
-    if (__builtin_mul_overflow(bytes, (uint64_t)shape[i], &bytes)) return false;
+    if (__builtin_mul_overflow(b, (uint64_t)shape[i], &b)) return false;
+  *bytes = b;
   return true;
 }
 
@@ -116,8 +133,10 @@ static COLD srv_status_t *shape_error(const srv_model_t *m, const srv_tensor_spe
              spec->name, m->name, want, got, skip ? BATCH_NOTE : "");
 }
 
-srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_t *spec,
-                                    const int64_t *shape, size_t n) {
+/* srv_check_input_shape; `size` and *bytes as for shape_fits. */
+static inline srv_status_t *shape_check(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                        const int64_t *shape, size_t n, uint32_t size,
+                                        uint64_t *bytes) {
   size_t skip = m->max_batch_size > 0 ? 1 : 0;
   /* The shape is printed only for an error text: snprintf per dimension
    * was 4% of a ModelInfer's instructions (docs/perf.md, issue 21). */
@@ -130,8 +149,14 @@ srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_
     ok = spec->dims[i] == -1 ? shape[i + skip] >= 0 : shape[i + skip] == spec->dims[i];
   }
   for (size_t i = 0; ok && i < n; i++) ok = shape[i] >= 0;
-  if (ok && shape_fits(spec, shape, n)) return NULL;
+  if (ok && shape_fits(size, shape, n, bytes)) return NULL;
   return shape_error(m, spec, shape, n, skip, ok);
+}
+
+srv_status_t *srv_check_input_shape(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                    const int64_t *shape, size_t n) {
+  uint64_t bytes = 0;
+  return shape_check(m, spec, shape, n, api_datatype_byte_size(spec->datatype), &bytes);
 }
 
 static uint64_t element_count(const int64_t *shape, size_t n) {
@@ -191,11 +216,13 @@ static __attribute__((noinline)) bool bytes_elements_ok(const srv_buffer_t *b,
   return c.i == c.count;
 }
 
-srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t *spec,
-                                   TRITONSERVER_DataType type, const int64_t *shape,
-                                   size_t n, const srv_buffer_t *buffers, uint32_t count,
-                                   uint64_t *byte_size) {
-  uint64_t elements = element_count(shape, n), total = 0;
+/* srv_check_input_data with the shape's element count and, unless the
+ * type is BYTES, its data's size in bytes (`want`) known. */
+static inline srv_status_t *data_check(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                       TRITONSERVER_DataType type, uint64_t elements,
+                                       uint64_t want, const srv_buffer_t *buffers,
+                                       uint32_t count, uint64_t *byte_size) {
+  uint64_t total = 0;
   for (uint32_t i = 0; i < count; i++) total += buffers[i].size;
   bool on_gpu = false; /* the server reads no GPU memory to check it */
   for (uint32_t i = 0; i < count; i++)
@@ -206,16 +233,39 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
           "input '%s' for model '%s': BYTES data does not hold exactly %llu "
           "length-prefixed elements",
           spec->name, m->name, (unsigned long long)elements);
-  } else if (total != elements * api_datatype_byte_size(type)) {
+  } else if (total != want) {
     return BAD(
         "input byte size mismatch for input '%s' for model '%s'. Expected %llu, got "
         "%llu",
-        spec->name, m->name,
-        (unsigned long long)(elements * api_datatype_byte_size(type)),
-        (unsigned long long)total);
+        spec->name, m->name, (unsigned long long)want, (unsigned long long)total);
   }
   *byte_size = total;
   return NULL;
+}
+
+srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t *spec,
+                                   TRITONSERVER_DataType type, const int64_t *shape,
+                                   size_t n, const srv_buffer_t *buffers, uint32_t count,
+                                   uint64_t *byte_size) {
+  uint64_t elements = element_count(shape, n);
+  return data_check(m, spec, type, elements, elements * api_datatype_byte_size(type),
+                    buffers, count, byte_size);
+}
+
+srv_status_t *srv_check_input_shape_data(const srv_model_t *m,
+                                         const srv_tensor_spec_t *spec,
+                                         const int64_t *shape, size_t n,
+                                         const srv_buffer_t *buffers, uint32_t count,
+                                         uint64_t *byte_size) {
+  uint32_t size = api_datatype_byte_size(spec->datatype);
+  uint64_t bytes = 0;
+  srv_status_t *st = shape_check(m, spec, shape, n, size, &bytes);
+  if (st != NULL) return st;
+  /* bytes is the element count times size, times 4 for BYTES (shape_fits);
+   * only BYTES reads the element count. */
+  bool strings = spec->datatype == TRITONSERVER_TYPE_BYTES;
+  return data_check(m, spec, spec->datatype, strings ? bytes / 4 : 0,
+                    size > 0 ? bytes : 0, buffers, count, byte_size);
 }
 
 /* Appends "'name'," to the list in buf (of cap bytes) unless it would not
@@ -272,11 +322,15 @@ static uint32_t required_count(const srv_model_t *m) {
   return required;
 }
 
+bool srv_check_input_count_ok(const srv_model_t *m, size_t n) {
+  if (n == m->input_count) return true; /* the common case: nothing to count */
+  return n < m->input_count && n >= required_count(m);
+}
+
 srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
                                     size_t n) {
-  uint32_t required = required_count(m);
-  if (n <= m->input_count && n >= required) return NULL;
-  return count_error(m, given, n, required);
+  if (srv_check_input_count_ok(m, n)) return NULL;
+  return count_error(m, given, n, required_count(m));
 }
 
 srv_status_t *srv_check_required_inputs(const srv_model_t *m,

@@ -18,6 +18,14 @@
 srv_status_t *srv_check_input_spec(const srv_model_t *m, const char *name, size_t len,
                                    const srv_tensor_spec_t **spec);
 
+/** The same, looking at the model's input `first` before the others (then
+ *  on in order, wrapping): a frontend passes the input's position in the
+ *  request, as clients mostly send inputs in the config's order, so each
+ *  is found by one compare. */
+srv_status_t *srv_check_input_spec_from(const srv_model_t *m, size_t first,
+                                        const char *name, size_t len,
+                                        const srv_tensor_spec_t **spec);
+
 /** The datatype must be the config's. `given` (len bytes) is the spelling
  *  the client used, quoted in the error as it came. */
 srv_status_t *srv_check_input_datatype(const srv_model_t *m,
@@ -41,6 +49,16 @@ srv_status_t *srv_check_input_data(const srv_model_t *m, const srv_tensor_spec_t
                                    size_t dims_count, const srv_buffer_t *buffers,
                                    uint32_t count, uint64_t *byte_size);
 
+/** srv_check_input_shape, then srv_check_input_data, for a caller whose
+ *  data is at hand before the shape is checked and whose datatype passed
+ *  srv_check_input_datatype (it is the spec's): the same refusals in the
+ *  same order, the size both need computed once. */
+srv_status_t *srv_check_input_shape_data(const srv_model_t *m,
+                                         const srv_tensor_spec_t *spec,
+                                         const int64_t *shape, size_t dims_count,
+                                         const srv_buffer_t *buffers, uint32_t count,
+                                         uint64_t *byte_size);
+
 /** An input's name as a request gave it (not NUL-terminated). */
 typedef struct {
   const char *s;
@@ -56,6 +74,10 @@ typedef struct {
  *  prints "]"). */
 srv_status_t *srv_check_input_count(const srv_model_t *m, const srv_input_name_t *given,
                                     size_t n);
+
+/** Whether n inputs pass srv_check_input_count: a caller that gathers the
+ *  names only for its error text asks this first. */
+bool srv_check_input_count_ok(const srv_model_t *m, size_t n);
 
 /** Every non-optional input of the model is among r's inputs (whose names
  *  are the model's own name pointers, as the checks above give them); else

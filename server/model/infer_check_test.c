@@ -76,6 +76,20 @@ static void test_name_edges(void) {
     srv_status_t *st = srv_check_input_spec(&m, bad[i].s, bad[i].len, &spec);
     CHECK(st != NULL);
     srv_status_free(st);
+    for (size_t first = 0; first < 4; first++) {
+      st = srv_check_input_spec_from(&m, first, bad[i].s, bad[i].len, &spec);
+      CHECK(st != NULL);
+      srv_status_free(st);
+    }
+  }
+  /* From any position (past the end too), wrapping around. */
+  for (size_t first = 0; first < 4; first++) {
+    spec = NULL;
+    CHECK(srv_check_input_spec_from(&m, first, "INPUT0", 6, &spec) == NULL &&
+          spec == &inputs[0]);
+    spec = NULL;
+    CHECK(srv_check_input_spec_from(&m, first, "TEXT", 4, &spec) == NULL &&
+          spec == &inputs[1]);
   }
   const char *found = NULL;
   srv_status_t *st = srv_check_output_name(&m, "OUTPUT0\0", 8, &found);
@@ -230,7 +244,91 @@ static void test_request_wide(void) {
   CHECK_EQ_U64(r.batch_size, 1);
 }
 
+/* The same status as two checks in a row give: NULL, or the first error. */
+static void expect_same(srv_status_t *fused, srv_status_t *first, srv_status_t *second,
+                        uint64_t fused_size, uint64_t size) {
+  srv_status_t *want = first != NULL ? first : second;
+  CHECK((fused == NULL) == (want == NULL));
+  if (fused != NULL && want != NULL)
+    CHECK_STREQ(srv_status_message(fused), srv_status_message(want));
+  if (fused == NULL && want == NULL) CHECK_EQ_U64(fused_size, size);
+  srv_status_free(fused);
+  srv_status_free(first);
+  srv_status_free(second);
+}
+
+/* srv_check_input_shape_data gives what srv_check_input_shape, then
+ * srv_check_input_data, give: good and bad shapes (wrong, negative,
+ * unspecified, too large, none), data one byte short, exact or over, for
+ * a fixed-size type and for BYTES. */
+static void test_shape_data_as_two_checks(void) {
+  static srv_model_t m, flat;
+  model_make(&m, "m", 8);
+  model_make(&flat, "flat", 0);
+  static const int64_t shapes[][3] = {{2, 16}, {4, 15}, {-1, 16}, {2, -1, 3}, {3, 1, 3},
+                                      {3, 2, 3}, {INT64_C(1) << 62, 16},
+                                      {1, INT64_C(1) << 62, 3}, {16}, {0, 16}};
+  static const size_t dims[] = {2, 2, 2, 3, 3, 3, 2, 3, 1, 2};
+  /* BYTES: three elements "a", "bc", "" as 4-byte prefixes and bytes. */
+  static const char strings[] = "\1\0\0\0a\2\0\0\0bc\0\0\0\0";
+  static char data[256];
+  const srv_model_t *models[2] = {&m, &flat};
+  for (size_t k = 0; k < 2; k++)
+    for (size_t t = 0; t < 2; t++)
+      for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        for (int64_t delta = -1; delta <= 1; delta++) {
+          const srv_tensor_spec_t *spec = &inputs[t];
+          uint64_t len = t == 0 ? 128 : sizeof strings - 1;
+          if (t == 0 && dims[i] == 1) len = 64;
+          srv_buffer_t b = {.base = t == 0 ? data : strings, .size = len + delta};
+          if (t == 1 && delta > 0) b.size = len; /* no byte past the string */
+          uint64_t fused_size = 0, size = 0;
+          srv_status_t *fused = srv_check_input_shape_data(models[k], spec, shapes[i],
+                                                           dims[i], &b, 1, &fused_size);
+          srv_status_t *first = srv_check_input_shape(models[k], spec, shapes[i], dims[i]);
+          srv_status_t *second =
+              first != NULL ? NULL
+                            : srv_check_input_data(models[k], spec, spec->datatype,
+                                                   shapes[i], dims[i], &b, 1, &size);
+          expect_same(fused, first, second, fused_size, size);
+        }
+  /* Both kinds of success seen: a fixed-size one and a BYTES one. */
+  const int64_t one[3] = {1, 1, 3};
+  srv_buffer_t b = {.base = strings, .size = sizeof strings - 1};
+  uint64_t size = 0;
+  CHECK(srv_check_input_shape_data(&m, &inputs[1], one, 3, &b, 1, &size) == NULL);
+  CHECK_EQ_U64(size, sizeof strings - 1);
+  const int64_t two[2] = {2, 16};
+  b = (srv_buffer_t){.base = data, .size = 128};
+  CHECK(srv_check_input_shape_data(&m, &inputs[0], two, 2, &b, 1, &size) == NULL);
+  CHECK_EQ_U64(size, 128);
+}
+
+/* srv_check_input_count_ok agrees with srv_check_input_count, the count of
+ * required inputs skipped when every input is given. */
+static void test_input_count_ok(void) {
+  static srv_model_t m;
+  model_make(&m, "m", 0);
+  const srv_input_name_t names[3] = {{"INPUT0", 6}, {"TEXT", 4}, {"EXTRA", 5}};
+  for (size_t n = 0; n <= 3; n++) {
+    srv_status_t *st = srv_check_input_count(&m, names, n);
+    CHECK(srv_check_input_count_ok(&m, n) == (n == 2));
+    CHECK((st == NULL) == (n == 2));
+    srv_status_free(st);
+  }
+  srv_tensor_spec_t one_optional[2] = {inputs[0], inputs[1]};
+  one_optional[1].optional = true;
+  m.inputs = one_optional;
+  for (size_t n = 0; n <= 3; n++) {
+    srv_status_t *st = srv_check_input_count(&m, names, n);
+    CHECK(srv_check_input_count_ok(&m, n) == (n == 1 || n == 2));
+    CHECK((st == NULL) == (n == 1 || n == 2));
+    srv_status_free(st);
+  }
+}
+
 UNIT_MAIN("infer_check", UNIT_CASE(test_names_and_types), UNIT_CASE(test_name_edges),
           UNIT_CASE(test_shapes), UNIT_CASE(test_shapes_too_large),
           UNIT_CASE(test_fixed_size_data), UNIT_CASE(test_bytes_data),
-          UNIT_CASE(test_request_wide))
+          UNIT_CASE(test_request_wide), UNIT_CASE(test_input_count_ok),
+          UNIT_CASE(test_shape_data_as_two_checks))

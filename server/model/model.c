@@ -299,6 +299,24 @@ void srv_model_ref(srv_model_t *m) {
   atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
 }
 
+void srv_model_ref_in_section(srv_model_t *m, act_epoch_t *d) {
+  /* acquire: as in ref_sliced. */
+  if (atomic_load_explicit(&m->ref_epoch, memory_order_acquire) != d) {
+    srv_model_ref(m); /* not sliced, or on another domain */
+    return;
+  }
+  /* What ref_sliced does, the caller's section standing for the nested
+   * one it would open (a nested enter only counts its depth): seq_cst
+   * after that section's seq_cst announcement. */
+  if (atomic_load_explicit(&m->sliced, memory_order_seq_cst)) {
+    /* relaxed: the section's exit orders it before the fold (ref_sliced). */
+    atomic_fetch_add_explicit(&m->slots[srv_thread_slot()].refs, 1, memory_order_relaxed);
+    return;
+  }
+  /* relaxed: the section keeps the model alive (srv_model_ref). */
+  atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
 void srv_model_unref(srv_model_t *m) {
   if (ref_sliced(m, -1)) return;
   /* acq_rel: every use of the model by this holder happens before the

@@ -82,6 +82,11 @@ void srv_model_ref_unslice(srv_model_t *m);
  *  nothing for a model not sliced or already folded. */
 void srv_model_ref_fold(srv_model_t *m);
 
+/** srv_model_ref inside a read section of d (the domain given to
+ *  srv_model_ref_slice), which a lookup holds anyway: the same count,
+ *  without opening a nested section (issue 21). Any thread. */
+void srv_model_ref_in_section(srv_model_t *m, act_epoch_t *d);
+
 /** Sends a request to the model's scheduler. Any thread. A model that is
  *  stopping answers it UNAVAILABLE. */
 void srv_model_enqueue(srv_model_t *m, TRITONBACKEND_Request *request);

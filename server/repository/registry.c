@@ -28,6 +28,7 @@ struct srv_registry_view {
   srv_model_t **leaving; /* models to unref when this view is reclaimed */
   size_t leaving_count;
   srv_registry_t *owner;
+  uint64_t serial; /* view_serial's number for it: no other view has it */
 };
 
 struct srv_registry {
@@ -38,6 +39,22 @@ struct srv_registry {
   act_epoch_t *epoch;
   bool closing; /* srv_registry_free runs: the models are gone */
 };
+
+/* Numbers the views of every registry, so that a thread's memo of one
+ * (below) never matches another: a new view may be allocated where a
+ * reclaimed one was, and tests run several registries. */
+static _Atomic uint64_t view_serial;
+
+/* A thread's last lookup by name (srv_registry_acquire): the view it was
+ * in and the entry it found. Only that view's own readers use the index:
+ * requests mostly name the model the thread's last request named, whose
+ * entry is then checked by name alone, without the hash and the probe
+ * (issue 21). Initial-exec: see ACT_TLS_INITIAL_EXEC in actors/base.h. */
+typedef struct {
+  uint64_t serial;
+  size_t index;
+} lookup_memo_t;
+static _Thread_local lookup_memo_t lookup_memo __attribute__((tls_model("initial-exec")));
 
 const char *srv_model_state_name(srv_model_state_t s) {
   switch (s) {
@@ -68,6 +85,15 @@ static uint64_t name_hash(const char *s, size_t len) {
   return h;
 }
 
+/* Whether the NUL-terminated `s` is the `len` bytes at `name`, which may
+ * hold a NUL: byte by byte, reading s no further than its own end. Model
+ * names are short: strnlen and memcmp calls cost more (issue 21). */
+static bool name_is(const char *s, const char *name, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (s[i] != name[i] || s[i] == '\0') return false;
+  return s[len] == '\0';
+}
+
 static int entry_cmp(const void *a, const void *b) {
   const srv_registry_entry_t *x = a, *y = b;
   int c = strcmp(x->name, y->name);
@@ -85,6 +111,8 @@ static void *array_copy(const void *from, size_t n, size_t size) {
 static srv_registry_view_t *view_new(const srv_registry_entry_t *entries, size_t count) {
   srv_registry_view_t *v = calloc(1, sizeof *v);
   if (v == NULL) SRV_FATAL("out of memory");
+  /* relaxed: a unique number; the view is published by `current`. */
+  v->serial = atomic_fetch_add_explicit(&view_serial, 1, memory_order_relaxed) + 1;
   v->count = count;
   v->entries = calloc(count + 1, sizeof *v->entries);
   if (v->entries == NULL) SRV_FATAL("out of memory");
@@ -155,11 +183,24 @@ const srv_registry_entry_t *srv_registry_view_find(const srv_registry_view_t *v,
   size_t slot = name_hash(name, len) & (v->table_size - 1);
   for (; v->table[slot] != 0; slot = (slot + 1) & (v->table_size - 1)) {
     const srv_registry_entry_t *e = &v->entries[v->table[slot] - 1];
-    /* `name` is bytes that may hold a NUL: compare lengths first, reading
-     * e->name no further than its own end. */
-    if (strnlen(e->name, len + 1) == len && memcmp(e->name, name, len) == 0) return e;
+    if (name_is(e->name, name, len)) return e;
   }
   return NULL;
+}
+
+/* srv_registry_view_find through the thread's memo: the memo's entry when
+ * it is of this view and has this name (the entry the find gave, as a
+ * name's first entry is the one the table holds), else the find, which
+ * then becomes the memo. Inside a read section of v. */
+static const srv_registry_entry_t *view_find_memo(const srv_registry_view_t *v,
+                                                  const char *name, size_t len) {
+  if (lookup_memo.serial == v->serial) {
+    const srv_registry_entry_t *e = &v->entries[lookup_memo.index];
+    if (name_is(e->name, name, len)) return e;
+  }
+  const srv_registry_entry_t *e = srv_registry_view_find(v, name, len);
+  if (e != NULL) lookup_memo = (lookup_memo_t){v->serial, (size_t)(e - v->entries)};
+  return e;
 }
 
 /* The entry after `e` when it has the same name (another namespace). */
@@ -270,8 +311,13 @@ srv_model_t *srv_registry_entry_version(const srv_registry_entry_t *e, int64_t v
   return NULL;
 }
 
-static srv_status_t *missing(const srv_registry_entry_t *e, const char *name, size_t len,
-                             int64_t version) {
+/* The error texts, out of line: a lookup that finds its model then keeps
+ * no quote buffer on its stack (no stack-protector canary, a smaller
+ * frame; issue 21). */
+#define COLD __attribute__((cold, noinline))
+
+static COLD srv_status_t *missing(const srv_registry_entry_t *e, const char *name,
+                                  size_t len, int64_t version) {
   char q[SRV_QUOTE_SIZE];
   srv_quote(q, name, len);
   if (e == NULL)
@@ -318,14 +364,25 @@ static const srv_registry_entry_t *unique_entry(const srv_registry_view_t *v,
 }
 
 /* The version asked of `e` with a reference, or NULL and why. Inside a
- * read section. */
-static srv_status_t *entry_acquire(const srv_registry_entry_t *e, const char *name,
-                                   size_t len, int64_t version, srv_model_t **out) {
+ * read section of r's epoch. */
+static srv_status_t *entry_acquire(srv_registry_t *r, const srv_registry_entry_t *e,
+                                   const char *name, size_t len, int64_t version,
+                                   srv_model_t **out) {
   srv_model_t *m = e != NULL ? srv_registry_entry_version(e, version) : NULL;
   *out = m;
   if (m == NULL) return missing(e, name, len, version);
-  srv_model_ref(m); /* the view holds a reference until the section ends */
+  /* The view holds a reference until the section ends. */
+  srv_model_ref_in_section(m, r->epoch);
   return NULL;
+}
+
+static COLD srv_status_t *ambiguous(const char *name, size_t len, size_t count) {
+  char q[SRV_QUOTE_SIZE];
+  srv_quote(q, name, len);
+  return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
+                        "There are %zu identifiers of model '%s' in global map, model "
+                        "namespace must be provided to resolve ambiguity.",
+                        count, q);
 }
 
 srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t len,
@@ -334,19 +391,14 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
   if (name == NULL || len == 0) /* Triton's text for an empty name */
     return srv_status_new(GRPC_STATUS_INVALID_ARGUMENT, "model name must not be empty");
   const srv_registry_view_t *v = srv_registry_view_begin(r);
-  const srv_registry_entry_t *e = srv_registry_view_find(v, name, len);
+  const srv_registry_entry_t *e = view_find_memo(v, name, len);
   size_t count = 0;
   if (e != NULL && v->shared_names) e = unique_entry(v, e, &count);
   srv_status_t *st;
   if (e == NULL && count > 1) {
-    char q[SRV_QUOTE_SIZE];
-    srv_quote(q, name, len);
-    st = srv_status_new(GRPC_STATUS_INVALID_ARGUMENT,
-                        "There are %zu identifiers of model '%s' in global map, model "
-                        "namespace must be provided to resolve ambiguity.",
-                        count, q);
+    st = ambiguous(name, len, count);
   } else {
-    st = entry_acquire(e, name, len, version, out);
+    st = entry_acquire(r, e, name, len, version, out);
   }
   srv_registry_view_end(r);
   return st;
@@ -355,7 +407,7 @@ srv_status_t *srv_registry_acquire(srv_registry_t *r, const char *name, size_t l
 srv_status_t *srv_registry_acquire_ns(srv_registry_t *r, const char *ns, const char *name,
                                       int64_t version, srv_model_t **out) {
   const srv_registry_view_t *v = srv_registry_view_begin(r);
-  srv_status_t *st = entry_acquire(srv_registry_view_find_ns(v, ns, name), name,
+  srv_status_t *st = entry_acquire(r, srv_registry_view_find_ns(v, ns, name), name,
                                    strlen(name), version, out);
   srv_registry_view_end(r);
   return st;
@@ -396,7 +448,7 @@ bool srv_version_parse(const char *version, size_t len, int64_t *out) {
  * (GetModelVersionFromString: its std::stol says "stol"). Triton takes
  * what stol takes ("7abc" is version 7, " 7" too); Nereid takes digits
  * only, and refuses the rest with the same text. */
-static srv_status_t *version_error(const char *version, size_t len) {
+static COLD srv_status_t *version_error(const char *version, size_t len) {
   char qv[SRV_QUOTE_SIZE];
   srv_quote(qv, version, len);
   bool negative = len > 1 && version[0] == '-' && version[1] >= '0' && version[1] <= '9';
@@ -416,9 +468,10 @@ static srv_status_t *version_error(const char *version, size_t len) {
 srv_status_t *srv_registry_lookup(srv_registry_t *r, const char *name, size_t len,
                                   const char *version, size_t version_len,
                                   srv_model_t **out) {
-  int64_t v;
+  int64_t v = -1; /* no version given (most requests): the latest */
   *out = NULL;
-  if (!srv_version_parse(version, version_len, &v)) return version_error(version, version_len);
+  if (version_len != 0 && !srv_version_parse(version, version_len, &v))
+    return version_error(version, version_len);
   return srv_registry_acquire(r, name, len, v, out);
 }
 

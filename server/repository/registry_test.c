@@ -147,7 +147,61 @@ static void shared_names_need_a_namespace(void) {
   srv_registry_free(r);
 }
 
+/* The entry a lookup of `name` ends at, by the reason its text ends with. */
+static void expect_reason(srv_registry_t *r, const char *name, const char *reason) {
+  srv_model_t *m;
+  srv_status_t *st = srv_registry_acquire(r, name, strlen(name), -1, &m);
+  REQUIRE(st != NULL);
+  const char *text = srv_status_message(st);
+  size_t n = strlen(text), k = strlen(reason);
+  CHECK_STREQ(n >= k ? text + n - k : text, reason); /* the text ends with it */
+  srv_status_free(st);
+}
+
+/* A thread's lookups go through a memo of its last one: it must follow
+ * every publish (entries move, views shrink, a new view may take a
+ * reclaimed one's address) and other registries. */
+static void lookups_follow_publishes(void) {
+  srv_registry_entry_t e[] = {
+      {.name = "a", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "a1"},
+      {.name = "b", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "b1"},
+      {.name = "c", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "c1"},
+  };
+  srv_registry_t *r = srv_registry_new(), *other = srv_registry_new();
+  srv_registry_publish(r, e, 3);
+  expect_reason(r, "a", "a1");
+  expect_reason(r, "a", "a1");
+  expect_reason(r, "c", "c1"); /* the last entry: a smaller view comes next */
+  expect_reason(r, "b", "b1");
+  expect_reason(r, "c", "c1");
+  e[0].reason = "a2";
+  srv_registry_publish(r, e, 1); /* "c" gone, the view shorter */
+  srv_registry_reclaim(r);
+  expect_reason(r, "c", "'c' is not found");
+  expect_reason(r, "a", "a2");
+  srv_registry_entry_t moved[] = {
+      {.name = "0", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "zero"},
+      {.name = "a", .state = SRV_MODEL_STATE_UNAVAILABLE, .reason = "a3"},
+  };
+  srv_registry_publish(r, moved, 2); /* "a" one entry further */
+  expect_reason(r, "a", "a3");
+  expect_reason(r, "0", "zero");
+  srv_registry_publish(other, e, 2);
+  expect_reason(other, "a", "a2");
+  expect_reason(r, "a", "a3");
+  expect_reason(other, "b", "b1");
+  for (int i = 0; i < 8; i++) { /* views freed and made again */
+    e[1].reason = i % 2 ? "b1" : "b2";
+    srv_registry_publish(other, e, 2);
+    while (!srv_registry_reclaim(other)) {
+    }
+    expect_reason(other, "b", e[1].reason);
+  }
+  srv_registry_free(other);
+  srv_registry_free(r);
+}
+
 UNIT_MAIN("registry", UNIT_CASE(find_takes_any_bytes),
           UNIT_CASE(acquire_refuses_an_empty_name),
           UNIT_CASE(missing_versions_in_tritons_words),
-          UNIT_CASE(shared_names_need_a_namespace))
+          UNIT_CASE(shared_names_need_a_namespace), UNIT_CASE(lookups_follow_publishes))
