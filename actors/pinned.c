@@ -23,8 +23,11 @@ enum {
    * thread's wake costs the sender a futex call and the request the time
    * a halted vCPU takes to come back: on the 2-vCPU VM of docs/perf.md,
    * ModelInfer at one in flight took 62-84 us with 5 us of polling and
-   * 34-40 us with 50 us. Under load the thread rarely sleeps at all. */
-  PIN_SPIN_NS = 50000,
+   * 34-40 us with 50 us. On a slower day of that VM the next request came
+   * after more than 50 us, the thread slept every time and the request
+   * took 104-111 us; 100 us of polling gave 52-74 us, 200 us 52 us
+   * (actors/README.md). Under load the thread rarely sleeps at all. */
+  PIN_SPIN_NS = 200000,
   PIN_SPIN_CHECK = 16, /* polls between two reads of the clock */
   WAIT_YIELD = 64,     /* WAIT turns in a row before yielding the core */
 };
