@@ -91,20 +91,32 @@ static void simple_batch_of_two_split_inputs(void) {
   CHECK(bt_with_model(BT_BACKENDS, NULL, "simple", kSimple, batch_of_two_body));
 }
 
-static void requested_outputs_body(bt_server_t *s) {
-  int32_t a[16] = {5}, b[16] = {3};
+/* A one-row call on `simple` (INPUT0[0] = 5, INPUT1[0] = 3) asking for
+ * `outputs` in that order, sent and answered; the caller frees it. NULL
+ * (a failed check) when it was not answered: left as it is, as a failed
+ * REQUIRE in a case leaves it. */
+enum { ROW_BYTES = 16 * sizeof(int32_t) };
+static bt_call_t *row_call(bt_server_t *s, const char *const *outputs, size_t n) {
+  static const int32_t a[16] = {5}, b[16] = {3};
   int64_t shape[2] = {1, 16};
   bt_call_t *call = bt_call_new(s, "simple");
   bt_call_input(call, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, a, sizeof a, 1);
   bt_call_input(call, "INPUT1", TRITONSERVER_TYPE_INT32, shape, 2, b, sizeof b, 1);
-  bt_call_output(call, "OUTPUT1");
-  REQUIRE(bt_call_send(call));
-  REQUIRE(bt_call_wait_done(call, bt_ms(5000)));
+  for (size_t i = 0; i < n; i++) bt_call_output(call, outputs[i]);
+  bool answered = bt_call_send(call) && bt_call_wait_done(call, bt_ms(5000));
+  CHECK(answered);
+  return answered ? call : NULL;
+}
+
+static void requested_outputs_body(bt_server_t *s) {
+  static const char *const outputs[] = {"OUTPUT1"};
+  bt_call_t *call = row_call(s, outputs, 1);
+  REQUIRE(call != NULL);
   bt_sent_t sent = bt_call_sent(call, 0);
   CHECK(sent.output_count == 1);
   CHECK(bt_sent_output(&sent, "OUTPUT0") == NULL);
   const bt_tensor_t *diff = bt_sent_output(&sent, "OUTPUT1");
-  REQUIRE(diff != NULL && diff->size == sizeof a);
+  REQUIRE(diff != NULL && diff->size == ROW_BYTES);
   CHECK(((const int32_t *)diff->data)[0] == 2);
   bt_call_free(call);
 }
@@ -116,20 +128,15 @@ static void only_requested_outputs(void) {
 /* Asked for in the other order than the backend makes them: both still
  * come, each with its own values (bk_outputs_requested's one pass). */
 static void reversed_outputs_body(bt_server_t *s) {
-  int32_t a[16] = {5}, b[16] = {3};
-  int64_t shape[2] = {1, 16};
-  bt_call_t *call = bt_call_new(s, "simple");
-  bt_call_input(call, "INPUT0", TRITONSERVER_TYPE_INT32, shape, 2, a, sizeof a, 1);
-  bt_call_input(call, "INPUT1", TRITONSERVER_TYPE_INT32, shape, 2, b, sizeof b, 1);
-  bt_call_output(call, "OUTPUT1");
-  bt_call_output(call, "OUTPUT0");
-  REQUIRE(bt_call_send(call));
-  REQUIRE(bt_call_wait_done(call, bt_ms(5000)));
+  static const char *const outputs[] = {"OUTPUT1", "OUTPUT0"};
+  bt_call_t *call = row_call(s, outputs, 2);
+  REQUIRE(call != NULL);
   bt_sent_t sent = bt_call_sent(call, 0);
   CHECK(sent.error == NULL && sent.output_count == 2);
   const bt_tensor_t *sum = bt_sent_output(&sent, "OUTPUT0");
   const bt_tensor_t *diff = bt_sent_output(&sent, "OUTPUT1");
-  REQUIRE(sum != NULL && diff != NULL && sum->size == sizeof a && diff->size == sizeof a);
+  REQUIRE(sum != NULL && diff != NULL && sum->size == ROW_BYTES &&
+          diff->size == ROW_BYTES);
   CHECK(((const int32_t *)sum->data)[0] == 8 && ((const int32_t *)diff->data)[0] == 2);
   bt_call_free(call);
 }
