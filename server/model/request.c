@@ -197,14 +197,9 @@ TRITONSERVER_Error *TRITONBACKEND_RequestRelease(TRITONBACKEND_Request *request,
   if (request->state->trace != NULL)
     srv_trace_report(request->state->trace, TRITONSERVER_TRACE_REQUEST_END, act_now_ns(),
                      NULL);
-  /* Tested here: nearly every input has nothing to free, and then no call
-   * is made (issue 21). */
-  for (uint32_t i = 0; i < request->input_count; i++)
-    if (request->inputs[i].staged != NULL || request->inputs[i].attrs != NULL)
-      srv_input_release(&request->inputs[i]);
+  for (uint32_t i = 0; i < request->input_count; i++) srv_input_release(&request->inputs[i]);
   for (uint32_t i = 0; i < request->extra_count; i++)
-    if (request->extra_inputs[i].staged != NULL || request->extra_inputs[i].attrs != NULL)
-      srv_input_release(&request->extra_inputs[i]);
+    srv_input_release(&request->extra_inputs[i]);
   request->msg.kind = SRV_MSG_INFER_RELEASED;
   act_actor_t *to =
       request->release_to != NULL ? request->release_to : request->state->owner;

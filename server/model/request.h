@@ -167,9 +167,15 @@ struct TRITONBACKEND_Input {
   TRITONSERVER_BufferAttributes *attrs;
 };
 
+/** srv_input_release's freeing; call srv_input_release. */
+void srv_input_release_owned(struct TRITONBACKEND_Input *in);
+
 /** Frees what backends made an input make (its host copy, its buffer
- *  attributes). The releasing backend's thread. */
-void srv_input_release(struct TRITONBACKEND_Input *in);
+ *  attributes). The releasing backend's thread. Inline: nearly every input
+ *  has neither, and then no call is made (issue 21). */
+static inline void srv_input_release(struct TRITONBACKEND_Input *in) {
+  if (in->staged != NULL || in->attrs != NULL) srv_input_release_owned(in);
+}
 
 struct TRITONBACKEND_Request {
   act_msg_t msg; /* to the model actor; back to the owner when released */

@@ -332,7 +332,10 @@ static srv_status_t *shm_settle(TRITONBACKEND_Response *r) {
   return NULL;
 }
 
-void srv_response_shm_settle(TRITONBACKEND_Response *r) {
+/* srv_response_shm_settle; static, so that ResponseSend's call inlines
+ * the test that nearly every response stops at: no shared memory used
+ * (issue 21). */
+static inline void response_shm_settle(TRITONBACKEND_Response *r) {
   if (r->state->shm == NULL || r->error != NULL) return;
   srv_status_t *st = shm_settle(r);
   if (st == NULL) return;
@@ -340,6 +343,8 @@ void srv_response_shm_settle(TRITONBACKEND_Response *r) {
                            srv_status_message(st));
   srv_status_free(st);
 }
+
+void srv_response_shm_settle(TRITONBACKEND_Response *r) { response_shm_settle(r); }
 
 TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
                                                const uint32_t send_flags,
@@ -349,9 +354,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
   if (error != NULL)
     response->error = TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(error),
                                             TRITONSERVER_ErrorMessage(error));
-  /* srv_response_shm_settle's own first test, here: most requests use no
-   * shared memory, and then no call is made (issue 21). */
-  if (response->state->shm != NULL) srv_response_shm_settle(response);
+  response_shm_settle(response);
   srv_cache_on_send(response);
   if (response->state->trace != NULL) srv_trace_outputs(response->state->trace, response);
   srv_reorder_route(response->state, &response->msg);
