@@ -93,13 +93,15 @@ bool srv_model_input_ragged(const srv_model_t *m, const char *name) {
 
 /* ---- the timer ---- */
 
-/* One timer serves the earliest of the batching delay and the queue
- * timeouts. A timer that fired (or could not be cancelled) is on its way;
- * its arrival looks at everything again. */
-void srv_scheduler_timer_want(srv_model_t *m, uint64_t at) {
-  if (at == 0 || m->timer_flying) return;
+/* Whether the timer must change for `at`: set, and none already flying or
+ * set at least as early. Most dispatches find it set early enough. */
+static inline bool timer_wanted(const srv_model_t *m, uint64_t at) {
+  return at != 0 && !m->timer_flying && (m->timer_at == 0 || at < m->timer_at);
+}
+
+/* srv_scheduler_timer_want, once timer_wanted. */
+static void timer_set(srv_model_t *m, uint64_t at) {
   if (m->timer_at != 0) {
-    if (m->timer_at <= at) return;
     if (!act_timer_cancel(m->server->runtime, &m->timer)) {
       m->timer_at = 0;
       m->timer_flying = true;
@@ -108,6 +110,13 @@ void srv_scheduler_timer_want(srv_model_t *m, uint64_t at) {
   }
   m->timer_at = at;
   act_timer_arm(m->server->runtime, &m->timer, at, &m->actor, &m->timer_msg);
+}
+
+/* One timer serves the earliest of the batching delay and the queue
+ * timeouts. A timer that fired (or could not be cancelled) is on its way;
+ * its arrival looks at everything again. */
+void srv_scheduler_timer_want(srv_model_t *m, uint64_t at) {
+  if (timer_wanted(m, at)) timer_set(m, at);
 }
 
 /* ---- scheduling ---- */
@@ -158,11 +167,9 @@ static void dispatch_at(srv_model_t *m, uint64_t now) {
   }
   uint64_t next = earliest(srv_queue_next_timeout(&m->queue), wait_until);
   uint64_t at = earliest(next, watch_sweep(m, now));
-  /* srv_scheduler_timer_want's own first test, here: with requests queued
-   * the timer is most often set already, early enough (issue 21: no call
-   * on each of the two dispatches per request). */
-  if (at != 0 && !m->timer_flying && (m->timer_at == 0 || at < m->timer_at))
-    srv_scheduler_timer_want(m, at);
+  /* The test inline (issue 21): no call on the two dispatches per request
+   * that find the timer set early enough. */
+  if (timer_wanted(m, at)) timer_set(m, at);
 }
 
 static void dispatch(srv_model_t *m) { dispatch_at(m, act_now_ns()); }
