@@ -28,9 +28,7 @@ static bool requested(const TRITONBACKEND_Request *req, const char *name) {
 
 /* An output that goes on the wire with its bytes (not in shared memory). */
 static bool on_wire(const TRITONBACKEND_Response *r, const struct TRITONBACKEND_Output *o) {
-  /* Most requests use no shared memory: no call to learn it. */
-  return r->state == NULL || r->state->shm == NULL ||
-         srv_shm_uses_output(r->state->shm, o->name) == NULL;
+  return r->state == NULL || srv_shm_uses_output(r->state->shm, o->name) == NULL;
 }
 
 bool srv_infer_slices_worth(const TRITONBACKEND_Request *request,

@@ -238,7 +238,7 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response *respons
                                      .dims_count = dims_count,
                                      .response = response,
                                      .name_shared = own != NULL};
-  if (response->state->shm != NULL) o->shm = srv_shm_uses_output(response->state->shm, name);
+  o->shm = srv_shm_uses_output(response->state->shm, name);
   *output = o;
   return NULL;
 }

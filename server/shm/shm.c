@@ -384,8 +384,7 @@ void srv_shm_uses_free(srv_shm_uses_t *u) {
   free(u);
 }
 
-const srv_shm_ref_t *srv_shm_uses_output(const srv_shm_uses_t *u, const char *name) {
-  if (u == NULL) return NULL;
+const srv_shm_ref_t *srv_shm_uses_find_output(const srv_shm_uses_t *u, const char *name) {
   for (uint32_t i = 0; i < u->count; i++)
     if (u->refs[i].output != NULL && strcmp(u->refs[i].output, name) == 0)
       return &u->refs[i];

@@ -122,7 +122,16 @@ srv_shm_uses_t *srv_shm_uses_new(const srv_shm_ref_t *refs, uint32_t n);
 /** Releases every reference and frees u (NULL is fine). */
 void srv_shm_uses_free(srv_shm_uses_t *u);
 
-/** The reference for output `name` (compared by content), or NULL. */
-const srv_shm_ref_t *srv_shm_uses_output(const srv_shm_uses_t *u, const char *name);
+/** srv_shm_uses_output's search, for a u that is not NULL. */
+const srv_shm_ref_t *srv_shm_uses_find_output(const srv_shm_uses_t *u, const char *name);
+
+/** The reference for output `name` (compared by content), or NULL; u may
+ *  be NULL (a request without shared memory). Inline: that test is all
+ *  nearly every reply needs, and callers on the reply path make no call
+ *  for it (issue 21). */
+static inline const srv_shm_ref_t *srv_shm_uses_output(const srv_shm_uses_t *u,
+                                                       const char *name) {
+  return u == NULL ? NULL : srv_shm_uses_find_output(u, name);
+}
 
 #endif
