@@ -183,6 +183,9 @@ static act_actor_t *spin_for_work(act_worker_t *w) {
     ck_backoff_eb(&backoff);
     act_actor_t *a = find_work(w);
     if (a != NULL) return a;
+    /* The thread that makes our next work (an HTTP loop, a gRPC thread)
+     * may be queued behind us on this core: let it run. */
+    sched_yield();
   }
   return NULL;
 }
