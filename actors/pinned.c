@@ -28,7 +28,7 @@ enum {
    * took 104-111 us; 100 us of polling gave 52-74 us, 200 us 52 us
    * (actors/README.md). Under load the thread rarely sleeps at all. */
   PIN_SPIN_NS = 200000,
-  PIN_SPIN_CHECK = 16, /* polls between two reads of the clock and yields */
+  PIN_SPIN_CHECK = 16, /* polls between two reads of the clock */
   WAIT_YIELD = 64,     /* WAIT turns in a row before yielding the core */
 };
 
@@ -56,13 +56,7 @@ static void pin_wait(act_pin_t *p) {
     if (atomic_load_explicit(&p->wake, memory_order_relaxed) == PIN_NOTIFIED)
       break;
     act_cpu_relax();
-    if (i % PIN_SPIN_CHECK == 0) {
-      if (act_now_ns() >= until) break;
-      /* The thread that will send us work may be waiting for this very
-       * core (more busy threads than cores): let it run. With nothing
-       * else runnable here the yield returns at once. */
-      sched_yield();
-    }
+    if (i % PIN_SPIN_CHECK == 0 && act_now_ns() >= until) break;
   }
   for (;;) {
     /* acquire: pairs with act_pinned_wake's release. */
