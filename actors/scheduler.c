@@ -180,12 +180,13 @@ static act_actor_t *spin_for_work(act_worker_t *w) {
    * so nothing for TSan to model. */
   ck_backoff_t backoff = CK_BACKOFF_INITIALIZER;
   for (int i = 0; i < SPIN_ROUNDS; i++) {
+    /* Between rounds, not after the last (the sleep gives the core away):
+     * the thread that makes our next work (an HTTP loop, a gRPC thread)
+     * may be queued behind us on this core, so let it run. */
+    if (i > 0) sched_yield();
     ck_backoff_eb(&backoff);
     act_actor_t *a = find_work(w);
     if (a != NULL) return a;
-    /* The thread that makes our next work (an HTTP loop, a gRPC thread)
-     * may be queued behind us on this core: let it run. */
-    sched_yield();
   }
   return NULL;
 }
