@@ -389,6 +389,14 @@ static void ss_reset(void) {
   atomic_store(&ss_report.release, 0);
 }
 
+/* What the stop tests' actors reported: their stops, the messages they
+ * saw, and none after a stop. */
+static void ss_check(unsigned long long stops, unsigned long long seen) {
+  CHECK_EQ_U64(atomic_load(&ss_report.stops), stops);
+  CHECK_EQ_U64(atomic_load(&ss_report.seen_total), seen);
+  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+}
+
 /* The usual case: the stop comes last, with the mailbox drained, from
  * worker actors (embedded) and from pinned ones; quiesce counts them dead
  * and reap joins the pinned threads. */
@@ -404,10 +412,7 @@ static void stop_self_from_a_turn(void) {
   }
   act_runtime_quiesce(rt);
   act_runtime_reap(rt);
-  CHECK_EQ_U64(atomic_load(&ss_report.stops), SS_ACTORS + PINNED);
-  CHECK_EQ_U64(atomic_load(&ss_report.seen_total),
-               (unsigned long long)(SS_ACTORS + PINNED) * (SS_MSGS + 1));
-  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  ss_check(SS_ACTORS + PINNED, (unsigned long long)(SS_ACTORS + PINNED) * (SS_MSGS + 1));
   act_runtime_free(rt);
 }
 
@@ -423,9 +428,7 @@ static void stop_self_after_queued_messages(void) {
   for (int k = 0; k < SS_MSGS; k++) ss_send(&s->actor, SS_DATA);
   atomic_store(&ss_report.release, 1);
   act_runtime_quiesce(rt);
-  CHECK_EQ_U64(atomic_load(&ss_report.stops), 1);
-  CHECK_EQ_U64(atomic_load(&ss_report.seen_total), 2 + SS_MSGS);
-  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  ss_check(1, 2 + SS_MSGS);
   act_runtime_free(rt);
 }
 
@@ -446,9 +449,7 @@ static void stop_self_with_inline_turns_inside(void) {
   act_inline_end();
   act_runtime_quiesce(rt);
   act_runtime_reap(rt);
-  CHECK_EQ_U64(atomic_load(&ss_report.stops), 4);
-  CHECK_EQ_U64(atomic_load(&ss_report.seen_total), 4);
-  CHECK_EQ_U64(atomic_load(&ss_report.bad), 0);
+  ss_check(4, 4);
   act_runtime_free(rt);
 }
 

@@ -392,31 +392,29 @@ static built_t build_inputs(const char *const *names, size_t n, size_t nraw) {
   return b;
 }
 
+/* One refused set of inputs and the text it is refused with. */
+static void inputs_refused(const char *const *names, size_t n, size_t nraw,
+                           const char *message) {
+  built_t b = build_inputs(names, n, nraw);
+  CHECK(!b.ok);
+  CHECK_STREQ(b.message, message);
+}
+
 static void test_inputs_order(void) {
   static const char *const twice[2] = {"IN", "IN"}, *const other[2] = {"IN", "X"};
-  built_t b = build_inputs(twice, 2, 1); /* the second IN has no data: first */
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message,
-              "unable to find data for input tensor 'IN' for model 'm' in request.");
-  b = build_inputs(twice, 2, 3);
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message, "model 'm': 3 raw_input_contents given for 2 inputs");
-  b = build_inputs(twice, 2, 2);
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message, "input 'IN' already exists in request for model 'm'");
-  b = build_inputs(other, 2, 2);
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message,
-              "expected 1 inputs but got 2 inputs for model 'm'. Got inputs ['IN','X'], "
-              "but missing required inputs []. Please provide all required inputs.");
-  b = build_inputs(other + 1, 1, 1);
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message, "unexpected inference input 'X' for model 'm'");
-  b = build_inputs(other, 0, 0);
-  CHECK(!b.ok);
-  CHECK_STREQ(b.message,
-              "expected 1 inputs but got 0 inputs for model 'm'. Got inputs [], but "
-              "missing required inputs ['IN']. Please provide all required inputs.");
+  /* The second IN has no data: that comes first. */
+  inputs_refused(twice, 2, 1,
+                 "unable to find data for input tensor 'IN' for model 'm' in request.");
+  inputs_refused(twice, 2, 3, "model 'm': 3 raw_input_contents given for 2 inputs");
+  inputs_refused(twice, 2, 2, "input 'IN' already exists in request for model 'm'");
+  inputs_refused(
+      other, 2, 2,
+      "expected 1 inputs but got 2 inputs for model 'm'. Got inputs ['IN','X'], "
+      "but missing required inputs []. Please provide all required inputs.");
+  inputs_refused(other + 1, 1, 1, "unexpected inference input 'X' for model 'm'");
+  inputs_refused(other, 0, 0,
+                 "expected 1 inputs but got 0 inputs for model 'm'. Got inputs [], but "
+                 "missing required inputs ['IN']. Please provide all required inputs.");
 }
 
 int main(void) {
