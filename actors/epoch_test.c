@@ -356,10 +356,7 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-static uint64_t slowdown(void) {
-  const char *s = getenv("NEREID_TEST_SLOWDOWN");
-  return s != NULL && atoi(s) > 0 ? (uint64_t)atoi(s) : 1;
-}
+static uint64_t slowdown(void) { return (uint64_t)unit_slowdown(); }
 
 static void torture_readers_against_swapping_writer(void) {
   torture_t *t = calloc(1, sizeof *t);

@@ -470,9 +470,7 @@ static void *torture_thread(void *arg) {
 }
 
 static void torture_exact_totals(void) {
-  const char *slow = getenv("NEREID_TEST_SLOWDOWN");
-  long slowdown = slow ? atol(slow) : 1;
-  torture_t t = {.iterations = 200000 / (slowdown > 0 ? slowdown : 1)};
+  torture_t t = {.iterations = 200000 / unit_slowdown()};
   CHECK_OK(TRITONSERVER_MetricFamilyNew(&t.counters, TRITONSERVER_METRIC_KIND_COUNTER,
                                         "torture_total", "c"));
   CHECK_OK(TRITONSERVER_MetricFamilyNew(&t.gauges, TRITONSERVER_METRIC_KIND_GAUGE,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "server/core/core.h"
+#include "test/unit/unit.h"
 
 blt_env_t blt_env;
 atomic_int blt_live_buffers, blt_starts;
@@ -114,10 +115,7 @@ void blt_call_init(blt_call_t *c, int32_t seed) {
   }
 }
 
-static int slowdown(void) {
-  const char *s = getenv("NEREID_TEST_SLOWDOWN");
-  return s != NULL && atoi(s) > 0 ? atoi(s) : 1;
-}
+static int slowdown(void) { return unit_slowdown(); }
 
 /* Waits for the final response and the release; false after 10 s (x the
  * sanitizer slowdown). */

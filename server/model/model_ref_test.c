@@ -126,8 +126,7 @@ static void one_round(void) {
 
 static void test_refs_across_unpublication(void) {
   /* Fewer rounds under a sanitizer (NEREID_TEST_SLOWDOWN, .bazelrc). */
-  const char *slow = getenv("NEREID_TEST_SLOWDOWN");
-  int rounds = slow != NULL && atoi(slow) > 1 ? 20 / atoi(slow) : 20;
+  int rounds = 20 / unit_slowdown();
   for (int i = 0; i < rounds; i++) one_round();
 }
 

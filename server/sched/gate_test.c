@@ -19,8 +19,7 @@
 enum { SENDERS = SRV_THREAD_SLOTS + 4, ROUNDS = 100, BEFORE_STOP = 2000 };
 /* Fewer rounds under a sanitizer (NEREID_TEST_SLOWDOWN, .bazelrc). */
 static int rounds(void) {
-  const char *s = getenv("NEREID_TEST_SLOWDOWN");
-  int slow = s != NULL ? atoi(s) : 1;
+  int slow = unit_slowdown();
   return slow > 1 ? ROUNDS / (2 * slow) : ROUNDS;
 }
 enum { TEST_MSG = 0x7300 };

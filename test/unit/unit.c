@@ -20,6 +20,12 @@ int unit_matches(const char *text, const char *pattern) {
   return ok;
 }
 
+int unit_slowdown(void) {
+  const char *s = getenv("NEREID_TEST_SLOWDOWN");
+  int k = s != NULL ? atoi(s) : 0;
+  return k > 0 ? k : 1;
+}
+
 int unit_run(const char *suite, const unit_case_t *cases, size_t count) {
   size_t passed = 0, failed = 0;
   setvbuf(stdout, NULL, _IOLBF, 0);

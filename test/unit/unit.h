@@ -65,6 +65,11 @@ extern atomic_int unit_failures;
  * `pattern`, '^' and '$' matching at line ends (0 when it does not compile). */
 int unit_matches(const char *text, const char *pattern);
 
+/* How many times slower this build runs: $NEREID_TEST_SLOWDOWN (the
+ * sanitizer configs set it, .bazelrc), 1 when unset or not positive.
+ * Tests divide their rounds or multiply their waits by it. */
+int unit_slowdown(void);
+
 /* Runs every case, prints one line per case and the closing summary line.
  * Returns the process exit status (0 when every case passed). */
 int unit_run(const char *suite, const unit_case_t *cases, size_t count);
