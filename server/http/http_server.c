@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -44,6 +45,8 @@ typedef struct loop {
   h2o_multithread_receiver_t control; /* close, exit */
   h2o_multithread_message_t close_msg, exit_msg;
   bool closing, exiting, leaked;
+  /* Sends to this loop's queue under way on other threads (loop_send). */
+  _Atomic uint32_t sending;
   sem_t ready; /* posted once loop_init ran on the loop's thread */
   srv_status_t *init_status;
 } loop_t;
@@ -109,6 +112,21 @@ struct srv_http_exchange {
 };
 
 static _Thread_local loop_t *current_loop;
+
+/* Every message to a loop from another thread goes through here. h2o
+ * writes the loop's wake-up pipe after it has queued the message and let
+ * go of the queue's lock, so a loop awake for another reason may take the
+ * message first and, if it was the last one (an exit, the last answer),
+ * destroy its queue and close that pipe before the write: a write to a
+ * closed descriptor, or to whatever reused its number. The count lets the
+ * exiting loop wait for such writes (loop_main). Relaxed increment: the
+ * queue's lock orders it before the loop takes the message. */
+static void loop_send(loop_t *loop, h2o_multithread_receiver_t *r,
+                      h2o_multithread_message_t *m) {
+  atomic_fetch_add_explicit(&loop->sending, 1, memory_order_relaxed);
+  h2o_multithread_send_message(r, m);
+  atomic_fetch_sub_explicit(&loop->sending, 1, memory_order_release);
+}
 
 /* ---- exchanges ---- */
 
@@ -303,7 +321,7 @@ static void chunk_send(srv_http_exchange_t *x, chunk_t *c) {
   if (current_loop == x->loop)
     chunk_arrive(c);
   else
-    h2o_multithread_send_message(&x->loop->answers, &c->head.msg);
+    loop_send(x->loop, &x->loop->answers, &c->head.msg);
 }
 
 void srv_http_stream_begin(srv_http_exchange_t *x, int status, const char *content_type) {
@@ -354,7 +372,7 @@ void srv_http_reply(srv_http_exchange_t *x, int status, const char *content_type
   if (current_loop == x->loop)
     deliver(x);
   else
-    h2o_multithread_send_message(&x->loop->answers, &x->head.msg);
+    loop_send(x->loop, &x->loop->answers, &x->head.msg);
 }
 
 static void free_arg(void *p) { free(p); }
@@ -491,6 +509,11 @@ static void *loop_main(void *arg) {
   while (connections_left(loop) && h2o_now(loop->evloop) < until)
     h2o_evloop_run(loop->evloop, 10);
   loop->leaked = connections_left(loop);
+  /* Nothing more is sent to a loop told to exit (its exchanges all have
+   * their answers): what is still counted is a sender between its queueing
+   * and its write, which does not block (h2o's wake-up descriptor is
+   * non-blocking). Acquire: pairs with loop_send's decrement. */
+  while (atomic_load_explicit(&loop->sending, memory_order_acquire) != 0) sched_yield();
   /* The shutdown request arms HTTP/2's one-second GOAWAY timer even with no
    * connection: with none left it has nothing to do, and waiting for it
    * would add a second to every stop. */
@@ -587,7 +610,7 @@ static void loops_end(srv_http_t *h) {
   for (int i = 0; i < h->loop_count; i++) {
     loop_t *loop = &h->loops[i];
     if (loop->started && loop->init_status == NULL)
-      h2o_multithread_send_message(&loop->control, &loop->exit_msg);
+      loop_send(loop, &loop->control, &loop->exit_msg);
   }
   for (int i = 0; i < h->loop_count; i++) {
     loop_t *loop = &h->loops[i];
@@ -650,7 +673,7 @@ int srv_http_port(const srv_http_t *h) { return h->port; }
 
 void srv_http_close(srv_http_t *h) {
   for (int i = 0; i < h->loop_count; i++)
-    h2o_multithread_send_message(&h->loops[i].control, &h->loops[i].close_msg);
+    loop_send(&h->loops[i], &h->loops[i].control, &h->loops[i].close_msg);
 }
 
 bool srv_http_wait(srv_http_t *h, uint64_t deadline_ns) {
