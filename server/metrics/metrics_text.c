@@ -83,7 +83,8 @@ typedef struct {
   srv_model_desc_t d;
   srv_stats_t *s;
   srv_stats_totals_t t; /* the writer slots summed once, at collect */
-  char *ns; /* its namespace (--model-namespacing), a copy; else NULL */
+  uint64_t *depth;      /* queue depth per level, read at collect before t */
+  char *ns;             /* its namespace (--model-namespacing), a copy; else NULL */
 } item_t;
 
 /* `name``suffix`{model="...",<mid,>version="..."<,tail>} and a space: labels
@@ -150,7 +151,9 @@ typedef uint64_t (*reader_t)(const srv_stats_totals_t *t);
 static uint64_t rd_success(const srv_stats_totals_t *t) { return t->success.count; }
 static uint64_t rd_infer(const srv_stats_totals_t *t) { return t->inference_count; }
 static uint64_t rd_exec(const srv_stats_totals_t *t) { return t->execution_count; }
-static uint64_t rd_request_us(const srv_stats_totals_t *t) { return t->success.ns / 1000; }
+static uint64_t rd_request_us(const srv_stats_totals_t *t) {
+  return t->success.ns / 1000;
+}
 static uint64_t rd_queue_us(const srv_stats_totals_t *t) { return t->queue.ns / 1000; }
 static uint64_t rd_input_us(const srv_stats_totals_t *t) {
   return t->compute_input.ns / 1000;
@@ -240,8 +243,12 @@ static const simple_t kPending = {
 /* ---- the response cache ---- */
 
 static uint64_t rd_cache_hits(const srv_stats_totals_t *t) { return t->cache_hit.count; }
-static uint64_t rd_cache_misses(const srv_stats_totals_t *t) { return t->cache_miss.count; }
-static uint64_t rd_cache_hit_us(const srv_stats_totals_t *t) { return t->cache_hit.ns / 1000; }
+static uint64_t rd_cache_misses(const srv_stats_totals_t *t) {
+  return t->cache_miss.count;
+}
+static uint64_t rd_cache_hit_us(const srv_stats_totals_t *t) {
+  return t->cache_hit.ns / 1000;
+}
 static uint64_t rd_cache_miss_us(const srv_stats_totals_t *t) {
   return t->cache_miss.ns / 1000;
 }
@@ -406,8 +413,7 @@ static void queue_family(srv_metrics_buf_t *b, const page_t *p) {
       char label[40];
       snprintf(label, sizeof label, "priority=\"%u\"", l + 1);
       series(b, name, "", &p->items[i], label, NULL);
-      /* Relaxed: a gauge the model actor stores (sched/queue.c). */
-      value_u64(b, atomic_load_explicit(&s->queue_depth[l], memory_order_relaxed));
+      value_u64(b, p->items[i].depth[l]);
     }
   }
 }
@@ -498,6 +504,19 @@ static void custom_families(srv_metrics_buf_t *b) {
 
 /* ---- the page ---- */
 
+/* The queue depths, read before the pending gauge's slots: acquire pairs
+ * with the queue's release store, so each request counted in a depth has
+ * its +1 in the sum read next (scheduler.c adds it before the send), and
+ * one page never shows requests queued but not pending. */
+static uint64_t *depth_snapshot(const srv_stats_t *s) {
+  if (s->queue_levels == 0) return NULL;
+  uint64_t *d = malloc(s->queue_levels * sizeof *d);
+  if (d == NULL) SRV_FATAL("out of memory rendering metrics");
+  for (uint32_t l = 0; l < s->queue_levels; l++)
+    d[l] = atomic_load_explicit(&s->queue_depth[l], memory_order_acquire);
+  return d;
+}
+
 /* Every ready version, referenced, in the view's order (names sorted,
  * versions ascending). The read section ends before any rendering. */
 static size_t collect(srv_server_t *srv, item_t **out) {
@@ -517,6 +536,7 @@ static size_t collect(srv_server_t *srv, item_t **out) {
       items[n].m = m;
       srv_model_describe(m, &items[n].d);
       items[n].s = srv_model_stats(m);
+      items[n].depth = depth_snapshot(items[n].s);
       srv_stats_totals(items[n].s, &items[n].t);
       items[n].ns = e->ns != NULL ? srv_strdup(e->ns) : NULL;
       n++;
@@ -546,6 +566,7 @@ void srv_metrics_render(srv_server_t *srv, const srv_metrics_config_t *cfg,
   for (size_t i = 0; i < p.count; i++) {
     srv_model_unref(p.items[i].m);
     free(p.items[i].ns);
+    free(p.items[i].depth);
   }
   free(p.items);
 }

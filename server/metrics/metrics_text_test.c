@@ -1,9 +1,12 @@
 /* The /metrics page (metrics_text.h) over a registry of bare models with
  * known counters: Triton's families and labels line by line, Nereid's own
  * families, escaping, and the whole page parsed by prometheus_client
- * (metrics_parse.py). One thread. */
+ * (metrics_parse.py). One thread, but for a writer that queues requests
+ * while pages are rendered. */
 #include "server/metrics/metrics_text.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +47,8 @@ static srv_sequence_stats_t sequences;
 /* Written into several writer slots, as an instance thread, a frontend and
  * the model actor would: the page shows their sums. */
 static void fill_alpha(srv_stats_t *s) {
-  srv_stats_slot_t *a = &s->slots[0], *b = &s->slots[9], *c = &s->slots[SRV_STATS_SLOTS - 1];
+  srv_stats_slot_t *a = &s->slots[0], *b = &s->slots[9],
+                   *c = &s->slots[SRV_STATS_SLOTS - 1];
   add(&a->success, 3, 3000000);
   add(&b->success, 2, 2000000);
   add(&a->fail, 4, 100000);
@@ -323,5 +327,80 @@ static void test_namespaces(void) {
   srv_model_bare_free(b);
 }
 
+/* Requests that only arrive, as the scheduler queues them: +1 on the
+ * pending gauge, then the queue's depth stored with release (queue.c),
+ * until the reader has its pages. */
+static _Atomic uint64_t arriving_depth[1];
+static _Atomic int arrivals_stop;
+
+static void *arrive(void *arg) {
+  srv_stats_t *s = arg;
+  for (uint64_t i = 1; !atomic_load_explicit(&arrivals_stop, memory_order_relaxed); i++) {
+    srv_stats_pending_add(s, 1);
+    atomic_store_explicit(&arriving_depth[0], i, memory_order_release);
+  }
+  return NULL;
+}
+
+static uint64_t value_after(const char *page, const char *series) {
+  const char *at = strstr(page, series);
+  return at == NULL ? UINT64_MAX : strtoull(at + strlen(series), NULL, 10);
+}
+
+static const char kPendingArr[] =
+    "\nnv_inference_pending_request_count{model=\"arr\",version=\"1\"} ";
+static const char kQueuedArr[] =
+    "\nnereid_queue_depth{model=\"arr\",priority=\"1\",version=\"1\"} ";
+
+/* While requests arrive, no page shows more queued than pending: the
+ * depths are read before the pending sum. (A page that read them while it
+ * rendered, after the sum, showed the arrivals in between as queued and
+ * not pending; e2e metrics_test's test_queue_depth_per_priority caught it
+ * under TSan.) */
+static void test_depth_read_before_pending(void) {
+  srv_model_t *m = bare("arr", kAlpha);
+  REQUIRE(m != NULL);
+  srv_stats_t *s = srv_model_stats(m);
+  const _Atomic uint64_t *own_depth = s->queue_depth;
+  uint32_t own_levels = s->queue_levels;
+  s->queue_depth = arriving_depth;
+  s->queue_levels = 1;
+  srv_server_t srv = {.registry = srv_registry_new()};
+  srv_model_t *mv[] = {m};
+  srv_registry_entry_t entry = {
+      .name = "arr", .state = SRV_MODEL_STATE_READY, .versions = mv, .version_count = 1};
+  srv_registry_publish(srv.registry, &entry, 1);
+  srv_metrics_config_t cfg;
+  srv_metrics_config_init(&cfg);
+  pthread_t writer;
+  REQUIRE(pthread_create(&writer, NULL, arrive, s) == 0);
+  while (atomic_load(&arriving_depth[0]) == 0) sched_yield(); /* the writer is on */
+  srv_metrics_buf_t page = {0};
+  int behind = 0;
+  for (int i = 0; i < 20000; i++) {
+    page.len = 0;
+    srv_metrics_render(&srv, &cfg, NULL, &page);
+    uint64_t pending = value_after(page.data, kPendingArr);
+    uint64_t queued = value_after(page.data, kQueuedArr);
+    REQUIRE(pending != UINT64_MAX && queued != UINT64_MAX);
+    if (pending < queued) behind++;
+  }
+  atomic_store(&arrivals_stop, 1);
+  pthread_join(writer, NULL);
+  CHECK_EQ_U64(behind, 0);
+  /* At rest both read the arrivals. */
+  page.len = 0;
+  srv_metrics_render(&srv, &cfg, NULL, &page);
+  uint64_t arrived = atomic_load(&arriving_depth[0]);
+  CHECK(arrived > 0);
+  CHECK_EQ_U64(value_after(page.data, kQueuedArr), arrived);
+  CHECK_EQ_U64(value_after(page.data, kPendingArr), arrived);
+  srv_metrics_buf_free(&page);
+  srv_registry_free(srv.registry);
+  s->queue_depth = own_depth;
+  s->queue_levels = own_levels;
+  srv_model_bare_free(m);
+}
+
 UNIT_MAIN("metrics_text", UNIT_CASE(test_render), UNIT_CASE(test_empty),
-          UNIT_CASE(test_namespaces))
+          UNIT_CASE(test_namespaces), UNIT_CASE(test_depth_read_before_pending))

@@ -25,9 +25,11 @@ void srv_queue_free(srv_queue_t *q) {
   memset(q, 0, sizeof *q);
 }
 
-/* Relaxed: a gauge that readers load alone; nothing else is published. */
+/* Release: a reader that sees a request in the depth also sees its +1 in
+ * the pending gauge, added before the request was sent here (metrics_text.c,
+ * depth_snapshot). A plain store on x86. */
 static void publish(srv_queue_t *q, uint32_t level) {
-  atomic_store_explicit(&q->depth[level], q->levels[level].count, memory_order_relaxed);
+  atomic_store_explicit(&q->depth[level], q->levels[level].count, memory_order_release);
 }
 
 uint32_t srv_queue_level_of(const srv_queue_t *q, uint32_t priority) {
