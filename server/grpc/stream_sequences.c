@@ -3,6 +3,7 @@
 #include "server/grpc/stream_sequences.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,21 @@ static char *copy(const char *s) {
   return c;
 }
 
+/* Streams' tokens, one per stream that starts a sequence: never 0, and
+ * never one of a stream gone (an ID's end in flight from it must not meet
+ * a later stream's START of the same ID). */
+static _Atomic uint64_t last_owner;
+
 void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
-                               const TRITONBACKEND_Request *r) {
+                               TRITONBACKEND_Request *r) {
   uint32_t flags = r->flags & (TRITONSERVER_REQUEST_FLAG_SEQUENCE_START |
                                TRITONSERVER_REQUEST_FLAG_SEQUENCE_END);
   if (flags == 0 || !srv_model_has_sequences(m)) return;
+  if (flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) {
+    if (t->owner == 0)
+      t->owner = atomic_fetch_add_explicit(&last_owner, 1, memory_order_relaxed) + 1;
+    r->seq_owner = t->owner;
+  }
   for (uint32_t i = 0; i < t->count; i++)
     if (same(&t->items[i], m, r)) {
       if (flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) drop(t, i);
@@ -51,8 +62,9 @@ void srv_stream_sequences_note(srv_stream_sequences_t *t, srv_model_t *m,
     }
   if (flags != TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) return; /* ends at once */
   if (t->count == SRV_STREAM_SEQUENCES_MAX) {
-    SRV_VERBOSE(1, "ModelStreamInfer: %u sequences open on one stream: a new one ends by "
-                   "its idle timeout only",
+    SRV_VERBOSE(1,
+                "ModelStreamInfer: %u sequences open on one stream: a new one ends by "
+                "its idle timeout only",
                 SRV_STREAM_SEQUENCES_MAX);
     return;
   }
@@ -85,7 +97,7 @@ void srv_stream_sequences_end_all(srv_stream_sequences_t *t, srv_server_t *srv) 
     if (st == NULL) {
       /* Unloaded since, or loaded again: its sequences are gone already. */
       if (m == e->model && srv_model_serial(m) == e->serial)
-        srv_model_sequence_end(m, e->id, e->id_string);
+        srv_model_sequence_end(m, e->id, e->id_string, t->owner);
       srv_model_unref(m);
     }
     srv_status_free(st);

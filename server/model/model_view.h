@@ -99,9 +99,13 @@ uint64_t srv_model_serial(const srv_model_t *m);
 bool srv_model_has_sequences(const srv_model_t *m);
 
 /** Ends sequence `id` (or `id_string` when not NULL) of m, if it is still
- *  live: what it queued still runs, then its slot is free (sched/sequence.md).
- *  For a frontend whose client left (a closed stream). Any thread holding a
- *  reference on m; nothing happens once m is stopping. */
-void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string);
+ *  live and `owner` (non-zero) still owns it, that is, gave its last START
+ *  (TRITONBACKEND_Request.seq_owner): what it queued still runs, then its
+ *  slot is free (sched/sequence.md). For a frontend whose client left (a
+ *  closed stream); a sequence started again by another client since is
+ *  not its to end. Any thread holding a reference on m; nothing happens
+ *  once m is stopping. */
+void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string,
+                            uint64_t owner);
 
 #endif

@@ -201,6 +201,10 @@ struct TRITONBACKEND_Request {
    * a padding request the scheduler made. */
   struct srv_seq_slot *seq_slot;
   bool seq_dispatched, seq_padding;
+  /* Who starts the sequence when the request is a START: the stream's
+   * token (srv_stream_sequences_note), 0 for any other caller. A stream's
+   * end ends only the sequences it still owns. */
+  uint64_t seq_owner;
   /* The ensemble scheduler's (sched/ensemble.c): the run of an ensemble
    * request, NULL once it ended. */
   struct srv_ens_run *ens_run;

@@ -428,6 +428,7 @@ static void step_start(srv_model_t *m, ens_frame_t *f, uint32_t s) {
       .correlation_id = req->correlation_id,
       .correlation_id_string = req->correlation_id_string,
       .flags = req->flags,
+      .seq_owner = req->seq_owner, /* a stream's end reaches the steps' sequences */
       .inputs = x->inputs,
       .outputs = e->output_names[s],
       .output_count = st->output_count,

@@ -70,10 +70,11 @@ void srv_ensemble_models_release(srv_model_t *m);
  *  m->ens: nothing). Once the actor stopped, or the load failed. */
 void srv_ensemble_free(srv_model_t *m);
 
-/** Ends sequence `id` (or `id_string`) in every step model that has
- *  sequences (srv_model_sequence_end, for a stream that closed). Any
- *  thread holding a reference on m. */
-void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string);
+/** Ends sequence `id` (or `id_string`) of `owner` in every step model
+ *  that has sequences (srv_model_sequence_end, for a stream that closed).
+ *  Any thread holding a reference on m. */
+void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string,
+                               uint64_t owner);
 
 /** The ensemble model's actor (SRV_MODEL_* kinds, and the SRV_MSG_INFER_*
  *  answers to its step requests). */

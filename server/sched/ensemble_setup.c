@@ -259,7 +259,8 @@ srv_status_t *srv_ensemble_setup(srv_model_t *m, const char *source) {
   return NULL;
 }
 
-void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_string,
+                               uint64_t owner) {
   const srv_ensemble_t *e = m->ens;
   /* A model that is several steps hears of the end once. */
   for (uint32_t s = 0; s < e->graph.step_count; s++) {
@@ -267,7 +268,7 @@ void srv_ensemble_sequence_end(srv_model_t *m, uint64_t id, const char *id_strin
     bool seen = false;
     for (uint32_t k = 0; k < s && !seen; k++) seen = e->models[k] == step;
     if (!seen && srv_model_has_sequences(step))
-      srv_model_sequence_end(step, id, id_string);
+      srv_model_sequence_end(step, id, id_string, owner);
   }
 }
 

@@ -60,21 +60,23 @@ static void cancel(srv_model_t *m, TRITONBACKEND_Request *r) {
 
 typedef struct {
   act_msg_t msg;
-  uint64_t id;
+  uint64_t id, owner;
   uint32_t id_len;
   bool is_string;
   char id_string[]; /* id_len bytes and a NUL */
 } seq_end_msg_t;
 
-void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) {
+void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string,
+                            uint64_t owner) {
   if (m->ens != NULL) { /* its steps' sequence models hold the sequence */
-    srv_ensemble_sequence_end(m, id, id_string);
+    srv_ensemble_sequence_end(m, id, id_string, owner);
     return;
   }
   size_t len = id_string != NULL ? strlen(id_string) : 0;
   seq_end_msg_t *e = act_msg_alloc(sizeof *e + len + 1);
   e->msg.kind = SRV_MODEL_SEQ_END;
   e->id = id;
+  e->owner = owner;
   e->id_len = (uint32_t)len;
   e->is_string = id_string != NULL;
   if (id_string != NULL) memcpy(e->id_string, id_string, len + 1);
@@ -82,7 +84,8 @@ void srv_model_sequence_end(srv_model_t *m, uint64_t id, const char *id_string) 
 }
 
 static void sequence_end(srv_model_t *m, seq_end_msg_t *e) {
-  if (!m->stopping) srv_seq_end_by_id(m, e->id, e->is_string ? e->id_string : NULL);
+  if (!m->stopping)
+    srv_seq_end_by_id(m, e->id, e->is_string ? e->id_string : NULL, e->owner);
   act_msg_free(&e->msg);
 }
 

@@ -40,9 +40,11 @@ uint64_t srv_seq_idle_deadline(const srv_seq_sched_t *s);
 /** Ends the sequences idle past max_sequence_idle_microseconds at `now`. */
 void srv_seq_reap(srv_model_t *m, uint64_t now);
 
-/** Ends, now, the live sequence with this correlation ID (its client left);
- *  nothing when there is none. */
-void srv_seq_end_by_id(srv_model_t *m, uint64_t id, const char *id_string);
+/** Ends, now, the live sequence with this correlation ID if `owner` gave
+ *  its last START (its client left); nothing when there is none, or when
+ *  another client started it again since. */
+void srv_seq_end_by_id(srv_model_t *m, uint64_t id, const char *id_string,
+                       uint64_t owner);
 
 /** r, cancelled, waits in the backlog: its whole sequence ends with it. */
 void srv_seq_backlog_cancel(srv_model_t *m, TRITONBACKEND_Request *r);

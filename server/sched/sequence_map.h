@@ -19,6 +19,7 @@ typedef struct srv_seq {
   uint32_t id_len; /* bytes of id_string */
   unsigned long hash;
   bool mapped;               /* in the map (no END routed yet) */
+  uint64_t owner;            /* its last START's seq_owner (request.h) */
   struct srv_seq_slot *slot; /* bound slot, or NULL while in the backlog */
   TRITONBACKEND_Request *backlog_head, *backlog_tail; /* before it has a slot */
   struct srv_seq *backlog_next;

@@ -279,6 +279,7 @@ void srv_seq_route(srv_model_t *m, TRITONBACKEND_Request *r) {
   }
   if (end) srv_seq_count(&s->stats.ended);
   if (seq == NULL) seq = sequence_start(m, r, &key, now);
+  if (start) seq->owner = r->seq_owner;
   srv_seq_slot_t *slot = seq->slot;
   if (end) srv_seq_map_remove(s->map, seq);
   if (slot == NULL) {
@@ -365,7 +366,8 @@ void srv_seq_reap(srv_model_t *m, uint64_t now) {
 
 /* Like the idle timeout, but now: a bound sequence's slot ends it once
  * what it holds ran; a backlog sequence keeps its requests, ends after them. */
-void srv_seq_end_by_id(srv_model_t *m, uint64_t id, const char *id_string) {
+void srv_seq_end_by_id(srv_model_t *m, uint64_t id, const char *id_string,
+                       uint64_t owner) {
   srv_seq_sched_t *s = srv_seq_sched_of(m);
   TRITONBACKEND_Request key_request = {.correlation_id = id,
                                        .correlation_id_string = id_string};
@@ -373,6 +375,17 @@ void srv_seq_end_by_id(srv_model_t *m, uint64_t id, const char *id_string) {
   srv_seq_key_of(s->map, &key_request, &key);
   srv_seq_t *seq = srv_seq_map_get(s->map, &key);
   if (seq == NULL) return;
+  if (srv_log_verbose_level() >= 1) {
+    char printed[ID_PRINT_MAX];
+    srv_seq_id_print(seq, printed, sizeof printed);
+    SRV_VERBOSE(1, "model '%s': sequence %s %s", m->name, printed,
+                seq->owner == owner ? "ends: the stream that started it closed"
+                                    : "outlives a closed stream: another client started "
+                                      "it again since");
+  }
+  /* Ended and started again (an idle reap, then a START): not the one the
+   * stream left, whatever the order its end and the START came in. */
+  if (seq->owner != owner) return;
   srv_seq_count(&s->stats.stream_ended);
   srv_seq_map_remove(s->map, seq);
   srv_seq_slot_t *slot = seq->slot;

@@ -788,6 +788,32 @@ class Ensembles(EnsembleCase):
             self.assertEqual([results[(sid, k)] for k in range(4)],
                              [0 + 1, 10, 20, 30 + sid])
 
+    def test_a_closed_stream_ends_its_sequences_in_the_steps(self):
+        # A stream starts 1201 and 1203 through the ensemble and leaves them
+        # open; a unary START takes 1203 over. The stream's close ends 1201
+        # in the step model (its START carried the stream's token through
+        # the ensemble), not 1203.
+        before = self.stats("seq_dyna").sequence_stats.stream_ended
+        q = queue.Queue()
+        responses = self.stub.ModelStreamInfer(iter(q.get, None), timeout=RPC_TIMEOUT)
+        for sid in (1201, 1203):
+            q.put(self.seq_req("ens_seq_dyna", 5, sid, start=True))
+            r = next(responses)
+            self.assertEqual(r.error_message, "")
+        self.assertEqual(self.seq_out(self.seq_req("ens_seq_dyna", 5, 1203, start=True)), 6)
+        q.put(None)
+        self.assertEqual(list(responses), [])
+        # The ends go in the reverse order of the STARTs, 1201's last.
+        deadline = time.monotonic() + 10 * harness.SLOW
+        while (self.stats("seq_dyna").sequence_stats.stream_ended == before
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        self.assertEqual(self.stats("seq_dyna").sequence_stats.stream_ended, before + 1)
+        self.expect_error(self.seq_req("ens_seq_dyna", 1, 1201), E.INVALID_ARGUMENT,
+                          "must specify the START flag", "seq_dyna")
+        self.assertEqual(self.seq_out(self.seq_req("ens_seq_dyna", 7, 1203, end=True)),
+                         7 + 1203)
+
     def test_sequence_step_without_correlation_id(self):
         req = infer_request("ens_seq_dyna", [("IN", "INT32", np.ones((1, 1), np.int32))])
         self.expect_error(req, E.INVALID_ARGUMENT,

@@ -364,6 +364,26 @@ class StreamCloseEndsSequences(BacklogAndIdle):
             self.infer(seq_request(m, 1, 91))
         self.assertIn("must specify the START flag", cm.exception.details())
 
+    def test_a_sequence_started_again_elsewhere_outlives_the_stream(self):
+        # The stream starts 93 and leaves it open; a unary START takes the
+        # ID over (as after an idle reap). The stream's close, whenever it
+        # reaches the model, must not end the unary client's sequence.
+        m = "one_slot_long"
+        before = self.stats(m)
+        stream = Stream(self.stub)
+        stream.put(seq_request(m, 3, 93, start=True, rid="a"))
+        self.assertEqual(stream.responses(1), {"a": 3})
+        self.assertEqual(out_value(self.infer(seq_request(m, 5, 93, start=True))), 5)
+        stream.close()
+        self.assertTrue(self.server.wait_text(
+            "sequence 93 outlives a closed stream: another client started it again"),
+            self.server.text()[-3000:])
+        self.assertEqual(out_value(self.infer(seq_request(m, 2, 93))), 7)
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 93, end=True))), 8)
+        st = self.stats(m)
+        self.assertEqual((st.stream_ended - before.stream_ended, st.started - before.started,
+                          st.ended - before.ended), (0, 1, 1))
+
     def test_a_cancelled_backlog_request_ends_its_sequence(self):
         m = "one_slot_long"
         before = self.stats(m)
