@@ -31,14 +31,37 @@ instance_group [ { kind: KIND_CPU } ]
 """
 
 
-def make_repository(work, examples, test_models):
-    """work/models: the example models, repeat_churn (a copy of
-    repeat_int32 that the churn unloads), the recorder test models and
-    `churn` (an identity model the churn reloads with overrides)."""
+# The example sequence models that keep Triton's default idle timeout (1 s),
+# and that timeout: slow builds get it times --slow (idle_s), so that a
+# stall of the loaded sanitizer build between two steps of a live
+# sequence is not taken for a client that left.
+IDLE_DEFAULT = ("simple_sequence", "simple_sequence_state")
+IDLE_DEFAULT_S = 1.0
+
+
+def idle_s(slow):
+    """The idle timeout of IDLE_DEFAULT's models in the soak's repository."""
+    return IDLE_DEFAULT_S * max(1.0, slow)
+
+
+def make_repository(work, examples, test_models, slow):
+    """work/models: the example models (IDLE_DEFAULT's with idle_s(slow)),
+    repeat_churn (a copy of repeat_int32 that the churn unloads), the
+    recorder test models and `churn` (an identity model the churn reloads
+    with overrides)."""
     repo = os.path.join(work, "models")
     os.makedirs(repo)
     for name in EXAMPLES:
         shutil.copytree(os.path.join(examples, name), os.path.join(repo, name))
+    for name in IDLE_DEFAULT:
+        path = os.path.join(repo, name, "config.pbtxt")
+        with open(path) as f:
+            text = f.read()
+        assert "max_sequence_idle_microseconds" not in text, path
+        with open(path, "w") as f:
+            f.write(text.replace("sequence_batching {", "sequence_batching {\n"
+                                 "  max_sequence_idle_microseconds: %d"
+                                 % int(idle_s(slow) * 1e6), 1))
     for name in TEST_MODELS:
         shutil.copytree(os.path.join(test_models, name), os.path.join(repo, name))
     src = os.path.join(examples, "repeat_int32")

@@ -257,7 +257,7 @@ def main():
         actions = [(a, w) for a, w in actions if a.__name__ in names]
         assert actions, "no action named in --only"
     work = tempfile.mkdtemp(prefix="nereid-soak-", dir=os.environ.get("TEST_TMPDIR"))
-    repo = make_repository(work, args.examples, args.test_models)
+    repo = make_repository(work, args.examples, args.test_models, slow)
     backends = combined_backends(work, args.backends, args.test_backends)
     if args.mode == "explicit":
         control = ["--model-control-mode=explicit", "--load-model=*"]
