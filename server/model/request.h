@@ -205,6 +205,10 @@ struct TRITONBACKEND_Request {
    * token (srv_stream_sequences_note), 0 for any other caller. A stream's
    * end ends only the sequences it still owns. */
   uint64_t seq_owner;
+  /* The model actor's count of STARTs routed to the slot, this one
+   * included: tells the slot's FREED of an earlier sequence from the one
+   * a START begins after it (sched/sequence.md, "Cancel"). */
+  uint32_t seq_epoch;
   /* The ensemble scheduler's (sched/ensemble.c): the run of an ensemble
    * request, NULL once it ended. */
   struct srv_ens_run *ens_run;

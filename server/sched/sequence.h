@@ -90,6 +90,7 @@ typedef struct srv_seq_slot {
   uint64_t last_ns;  /* its sequence's last request */
   struct srv_seq_slot *lru_prev, *lru_next; /* bound slots by last_ns */
   TRITONBACKEND_Request *offered;           /* direct: lent, waiting for a batch */
+  uint32_t starts_routed; /* STARTs sent to it (TRITONBACKEND_Request.seq_epoch) */
   act_msg_t drain_msg, stop_msg;
   /* The slot actor's. */
   TRITONBACKEND_Request *head, *tail; /* its sequence's requests, in order */
@@ -98,6 +99,10 @@ typedef struct srv_seq_slot {
   bool ending;    /* END seen or told: free once nothing is left */
   bool draining;  /* the model stops: fail what waits, answer DRAINED */
   bool cancelled; /* ended by a cancel: its late requests are refused */
+  uint32_t epoch; /* seq_epoch of the last START it took */
+  /* FREED's word (written before each send; one FREED is in flight at a
+   * time): the epoch of the sequence that ended. */
+  uint32_t freed_epoch;
   srv_seq_state_buf_t *states; /* one per configured state; NULL until used */
   struct TRITONBACKEND_State *updates;
   srv_seq_extra_t extra;

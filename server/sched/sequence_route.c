@@ -114,6 +114,8 @@ static void slot_end_send(srv_seq_slot_t *slot) {
 /* ---- routing ------------------------------------------------------------- */
 
 static void slot_send(srv_seq_slot_t *slot, TRITONBACKEND_Request *r) {
+  if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0) slot->starts_routed++;
+  r->seq_epoch = slot->starts_routed;
   r->seq_slot = slot;
   r->msg.kind = SRV_SEQ_SLOT_REQUEST;
   act_send(&slot->actor, &r->msg);
@@ -305,8 +307,12 @@ void srv_seq_route(srv_model_t *m, TRITONBACKEND_Request *r) {
 
 void srv_seq_slot_freed(srv_model_t *m, srv_seq_slot_t *slot) {
   srv_seq_sched_t *s = srv_seq_sched_of(m);
-  if (slot->seq != NULL) { /* it ended itself: a cancel */
-    srv_seq_count(&s->stats.cancel_ended);
+  /* A cancel ended the sequence, and a START of its ID was routed here
+   * before this FREED came: the slot holds the new sequence now (the
+   * START reached it after it freed itself), and frees itself again when
+   * that one ends. */
+  if (slot->freed_epoch != slot->starts_routed) return;
+  if (slot->seq != NULL) { /* it ended itself: a cancel (counted there) */
     srv_seq_t *seq = slot->seq;
     srv_seq_map_remove(s->map, seq);
     srv_seq_free_one(seq);

@@ -13,6 +13,7 @@
 #include "server/model/config_limits.h"
 #include "server/model/model.h"
 #include "server/sched/sequence.h"
+#include "server/sched/sequence_internal.h"
 
 /* ---- the inputs a slot adds --------------------------------------------- */
 
@@ -272,7 +273,6 @@ static void send_model(srv_seq_slot_t *slot, act_msg_t *msg, uint32_t kind) {
 /* Lends the next request out: the model actor batches it. */
 static void lend_next(srv_seq_slot_t *slot, uint32_t kind) {
   TRITONBACKEND_Request *r = fifo_pop(slot);
-  if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0) slot->ending = false;
   if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) != 0) slot->ending = true;
   srv_seq_extra_fill(slot->model, slot, r);
   r->release_to = &slot->actor;
@@ -300,6 +300,7 @@ static void drain_fail(srv_seq_slot_t *slot) {
 
 /* The sequence is over: its state goes, the slot is free again. */
 static void slot_free(srv_seq_slot_t *slot, uint32_t kind) {
+  slot->freed_epoch = slot->epoch;
   slot->active = false;
   slot->ending = false;
   srv_seq_slot_states_reset(slot);
@@ -345,6 +346,7 @@ static void cancel(srv_seq_slot_t *slot, TRITONBACKEND_Request *r) {
                        slot->model->name);
     fail_waiting(slot, TRITONSERVER_ERROR_CANCELLED,
                  "the sequence was cancelled: one of its requests was");
+    if (!slot->cancelled) srv_seq_count(&slot->model->seq->stats.cancel_ended);
     slot->ending = true;
     slot->cancelled = true;
     if (slot->lent == NULL) slot_free(slot, SRV_SEQ_FREED);
@@ -358,8 +360,16 @@ void srv_seq_slot_behaviour(act_actor_t *self, act_msg_t *msg) {
   switch (msg->kind) {
     case SRV_SEQ_SLOT_REQUEST: {
       TRITONBACKEND_Request *r = (TRITONBACKEND_Request *)msg;
-      if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0)
+      if ((r->flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) != 0) {
+        slot->epoch = r->seq_epoch;
+        /* Routed before the model actor learnt that a cancel ended the
+         * sequence: a new one begins here, and the end the cancel left
+         * pending (or its FREED, already sent) is for the old one. The
+         * other ends (END, idle, a stream's) come with the ID out of the
+         * map: no START of it comes here before this slot is free. */
+        if (slot->cancelled) slot->ending = false;
         slot->cancelled = false;
+      }
       if (slot->draining) {
         fifo_push(slot, r);
         drain_fail(slot);

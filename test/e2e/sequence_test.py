@@ -7,6 +7,7 @@ runs each sequence's steps in order."""
 
 import os
 import queue
+import random
 import re
 import shutil
 import tempfile
@@ -276,16 +277,23 @@ instance_group [ { kind: KIND_CPU } ]
 IDLE_US = 300000
 
 
-class BacklogAndIdle(unittest.TestCase):
+class OneSlotServer(unittest.TestCase):
+    """A server on the one-slot models, for the classes below."""
 
     @classmethod
     def setUpClass(cls):
         tmp = os.environ.get("TEST_TMPDIR")
         cls.repo = tempfile.mkdtemp(prefix="repo", dir=tmp)
-        for name, idle in (("one_slot", int(IDLE_US * SLOW)), ("one_slot_long", 600000000)):
+        for name, idle in (("one_slot", int(IDLE_US * SLOW)), ("one_slot_long", 600000000),
+                           ("one_slot_quick", 600000000)):
+            config = (ONE_SLOT % idle).replace('"one_slot"', '"%s"' % name)
+            if name == "one_slot_quick":  # each step runs 2 ms: a cancel can catch it
+                config = config.replace(
+                    'parameters [ ', 'parameters [ { key: "execute_delay_ms" '
+                    'value: { string_value: "2" } }, ')
             os.makedirs(os.path.join(cls.repo, name, "1"))
             with open(os.path.join(cls.repo, name, "config.pbtxt"), "w") as f:
-                f.write((ONE_SLOT % idle).replace('"one_slot"', '"%s"' % name))
+                f.write(config)
         cls.server = Server("--log-verbose=1", repo=cls.repo)
         cls.stub = cls.server.inference()
 
@@ -296,6 +304,14 @@ class BacklogAndIdle(unittest.TestCase):
 
     def infer(self, req, timeout=RPC_TIMEOUT):
         return self.stub.ModelInfer(req, timeout=timeout)
+
+    def stats(self, model):
+        resp = self.stub.ModelStatistics(
+            harness.grpc_service_pb2.ModelStatisticsRequest(name=model), timeout=RPC_TIMEOUT)
+        return resp.model_stats[0].sequence_stats
+
+
+class BacklogAndIdle(OneSlotServer):
 
     def test_backlog_waits_for_the_slot(self):
         m = "one_slot"
@@ -325,21 +341,10 @@ class BacklogAndIdle(unittest.TestCase):
                                                           end=True))), 4)
 
 
-class StreamCloseEndsSequences(BacklogAndIdle):
+class StreamCloseEndsSequences(OneSlotServer):
     """Beyond Triton: a stream that closes ends the sequences it left open,
     so their slots free at once, not after max_sequence_idle_microseconds
     (600 s here)."""
-
-    def test_backlog_waits_for_the_slot(self):
-        pass  # the parent's, not repeated here
-
-    def test_an_idle_sequence_is_reaped(self):
-        pass
-
-    def stats(self, model):
-        resp = self.stub.ModelStatistics(
-            harness.grpc_service_pb2.ModelStatisticsRequest(name=model), timeout=RPC_TIMEOUT)
-        return resp.model_stats[0].sequence_stats
 
     def test_a_closed_stream_frees_its_slots(self):
         m = "one_slot_long"
@@ -406,6 +411,57 @@ class StreamCloseEndsSequences(BacklogAndIdle):
         with self.assertRaises(grpc.RpcError) as cm:
             self.infer(seq_request(m, 1, 96))
         self.assertIn("must specify the START flag", cm.exception.details())
+
+
+class CancelThenStartAgain(OneSlotServer):
+    """A client cancels a step and starts the ID again at once: the START
+    may reach the slot before or after the cancelled step comes back from
+    the backend, and the model actor may route it before or after it
+    learns that the cancel ended the sequence. In every order the new
+    sequence is whole, and the one slot is neither lost nor handed out
+    twice."""
+
+    def test_a_start_right_after_a_cancel_starts_a_whole_sequence(self):
+        m = "one_slot_quick"
+        rng = random.Random(5)
+        restarted = 0
+        for i in range(300):
+            sid = 6000 + i
+            self.assertEqual(out_value(self.infer(seq_request(m, 1, sid, start=True))), 1)
+            step = self.stub.ModelInfer.future(seq_request(m, 1, sid), timeout=RPC_TIMEOUT)
+            time.sleep(rng.uniform(0, 0.004))
+            step.cancel()
+            one_request = i % 2 == 1  # START and END in one request
+            try:
+                got = out_value(self.infer(seq_request(m, 5, sid, start=True,
+                                                       end=one_request)))
+            except grpc.RpcError as e:
+                # The cancel reached the slot after the START did: it ends
+                # the sequence, the START with it.
+                self.assertEqual(e.code(), grpc.StatusCode.CANCELLED, e.details())
+                self.assertIn("the sequence was cancelled", e.details())
+                continue
+            self.assertEqual(got, 5, "START after a cancel, id %d" % sid)
+            restarted += 1
+            if not one_request:
+                self.assertEqual(out_value(self.infer(seq_request(m, 2, sid))), 7,
+                                 "the step after the START, id %d" % sid)
+                self.assertEqual(out_value(self.infer(seq_request(m, 0, sid, end=True))), 7)
+        self.assertGreater(restarted, 100)
+        # The slot is free, once: one sequence runs, a second waits for it.
+        deadline = time.monotonic() + 10 * SLOW
+        while self.stats(m).active != 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        st = self.stats(m)
+        self.assertEqual((st.active, st.backlog), (0, 0))
+        self.assertEqual(out_value(self.infer(seq_request(m, 3, 7001, start=True))), 3)
+        waiting = self.stub.ModelInfer.future(seq_request(m, 4, 7002, start=True),
+                                              timeout=RPC_TIMEOUT)
+        time.sleep(0.05 * SLOW)
+        self.assertFalse(waiting.done(), "two sequences hold the one slot")
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 7001, end=True))), 4)
+        self.assertEqual(out_value(waiting.result()), 4)
+        self.assertEqual(out_value(self.infer(seq_request(m, 1, 7002, end=True))), 5)
 
 
 class BadConfig(unittest.TestCase):
